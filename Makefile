@@ -1,0 +1,41 @@
+# cdc_lake: two commands for a newcomer — `make demo`, then `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.cdc_lake_installed
+
+.PHONY: setup demo test lint build docs clean-lake clean
+
+setup: $(STAMP)
+
+# The venv is created when missing; the stamp re-runs the install when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -m cdc_lake.env --install
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m cdc_lake.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -ra
+	$(MAKE) lint
+
+lint: $(STAMP)
+	$(BIN)/ruff check src pytests
+	$(BIN)/sqlfluff lint models macros tests analyses 2>/dev/null || $(BIN)/sqlfluff lint models macros tests
+
+build: $(STAMP)
+	$(BIN)/dbt build
+
+docs: $(STAMP)
+	$(BIN)/dbt docs generate
+
+clean-lake:
+	rm -rf .lake target logs
+
+clean: clean-lake
+	rm -rf $(VENV)
