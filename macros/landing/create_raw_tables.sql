@@ -1,0 +1,17 @@
+{% macro create_raw_tables() %}
+    {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
+        works. Columns match src/cdc_lake/landing.py (RAW_COLUMNS), which writes these tables.
+        Runs as an on-run-start hook; each statement is sent on its own. -#}
+    {%- if execute -%}
+        {%- do run_query("create database if not exists " ~ raw_schema()) -%}
+        {%- for fmt in cdc_formats() -%}
+            {%- do run_query(
+                "create table if not exists " ~ raw_schema() ~ ".raw_" ~ fmt ~ " ("
+                ~ "kafka_topic string not null, kafka_partition int not null, "
+                ~ "kafka_offset bigint not null, kafka_timestamp timestamp, kafka_key string, "
+                ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null"
+                ~ ") using iceberg tblproperties ('format-version' = '2')"
+            ) -%}
+        {%- endfor -%}
+    {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,36 @@
+{% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
+    {#- dbt-spark's MERGE for the `merge` incremental strategy, extended with two model configs:
+        - merge_insert_only (bool): never update a matched row (first delivery wins), so a model
+          whose rows are immutable facts (the change log) is not rewritten by re-deliveries;
+        - merge_delete_flag (column name): source rows with this column true delete the matched
+          target row (and are never inserted), so a model can remove rows it no longer produces.
+        Columns are listed explicitly from the target, so the source may carry helper columns. -#}
+    {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
+    {%- set dest_columns = adapter.get_columns_in_relation(target) -%}
+    {%- set update_columns = get_merge_update_columns(
+        config.get('merge_update_columns'), config.get('merge_exclude_columns'), dest_columns) -%}
+    {%- set insert_only = config.get('merge_insert_only', false) -%}
+    {%- set delete_flag = config.get('merge_delete_flag') -%}
+    {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+    {%- if not keys -%}
+        {{ exceptions.raise_compiler_error("merge needs a unique_key on " ~ target) }}
+    {%- endif -%}
+    {%- for key in keys -%}
+        {%- do predicates.append("DBT_INTERNAL_SOURCE." ~ key ~ " = DBT_INTERNAL_DEST." ~ key) -%}
+    {%- endfor %}
+    merge into {{ target }} as DBT_INTERNAL_DEST
+    using {{ source }} as DBT_INTERNAL_SOURCE
+    on {{ predicates | join('\n        and ') }}
+    {%- if delete_flag %}
+    when matched and DBT_INTERNAL_SOURCE.{{ delete_flag }} then delete
+    {%- endif %}
+    {%- if not insert_only %}
+    when matched then update set
+        {%- for column_name in update_columns %}
+        {{ column_name }} = DBT_INTERNAL_SOURCE.{{ column_name }}{{ "," if not loop.last }}
+        {%- endfor %}
+    {%- endif %}
+    when not matched {%- if delete_flag %} and not DBT_INTERNAL_SOURCE.{{ delete_flag }}{% endif %} then insert
+        ({{ dest_columns | map(attribute='quoted') | join(', ') }})
+        values ({% for column in dest_columns %}DBT_INTERNAL_SOURCE.{{ column.quoted }}{{ ", " if not loop.last }}{% endfor %})
+{% endmacro %}

@@ -1,0 +1,68 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='change_id',
+        merge_insert_only=true,
+        on_schema_change='append_new_columns',
+    )
+}}
+
+-- The canonical change log: one row per row change from every format. Incremental: only records
+-- landed after the last build are read; a change already present (a re-delivery) is not written
+-- again, so the first delivery's Kafka coordinates are kept.
+
+with new_changes as (
+
+    select *
+    from {{ ref('int_changes_unioned') }}
+    where landing_seq > {{ landing_watermark() }}
+
+),
+
+deduplicated as (
+
+    select *
+    from (
+        select
+            *,
+            row_number() over (
+                partition by change_id
+                order by landing_seq, kafka_topic, kafka_partition, kafka_offset
+            ) as delivery_number
+        from new_changes
+    )
+    where delivery_number = 1
+
+),
+
+final as (
+
+    select
+        change_id,
+        source_format,
+        source_system,
+        database_name,
+        table_name,
+        op,
+        row_key,
+        primary_key,
+        before,
+        after,
+        {{ changed_columns('op', 'before', 'after') }} as changed_columns,
+        column_types,
+        commit_ts,
+        capture_ts,
+        change_order,
+        source_position,
+        gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        row_in_message,
+        landing_seq
+    from deduplicated
+
+)
+
+select * from final

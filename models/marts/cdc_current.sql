@@ -1,0 +1,123 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
+        on_schema_change='append_new_columns',
+    )
+}}
+
+-- The latest image of every source row. Incremental: reads only change-log rows landed since the
+-- last build and, of this table, only the rows of the keys they touch. The newest change by
+-- change_order wins, so a late change older than the stored one does not overwrite it. Deletes
+-- stay as rows with is_deleted = true.
+
+with new_changes as (
+
+    select *
+    from {{ ref('cdc_changelog') }}
+    where landing_seq > {{ landing_watermark('last_landing_seq') }}
+
+),
+
+new_latest as (
+
+    select
+        *,
+        max(landing_seq) over (
+            partition by source_system, database_name, table_name, row_key
+        ) as batch_landing_seq,
+        row_number() over (
+            partition by source_system, database_name, table_name, row_key
+            order by change_order desc, change_id desc
+        ) as recency
+    from new_changes
+
+),
+
+candidates as (
+
+    select
+        source_format,
+        source_system,
+        database_name,
+        table_name,
+        row_key,
+        primary_key,
+        case when op = 'd' then before else after end as image,
+        op = 'd' as is_deleted,
+        op,
+        commit_ts,
+        change_order,
+        change_id,
+        column_types,
+        batch_landing_seq as last_landing_seq
+    from new_latest
+    where recency = 1
+
+    {% if is_incremental() %}
+    union all
+
+    select
+        existing.source_format,
+        existing.source_system,
+        existing.database_name,
+        existing.table_name,
+        existing.row_key,
+        existing.primary_key,
+        existing.image,
+        existing.is_deleted,
+        existing.op,
+        existing.commit_ts,
+        existing.change_order,
+        existing.change_id,
+        existing.column_types,
+        existing.last_landing_seq
+    from {{ this }} as existing
+    left semi join new_latest
+        on existing.source_system = new_latest.source_system
+        and existing.database_name = new_latest.database_name
+        and existing.table_name = new_latest.table_name
+        and existing.row_key = new_latest.row_key
+    {% endif %}
+
+),
+
+ranked as (
+
+    select
+        *,
+        max(last_landing_seq) over (
+            partition by source_system, database_name, table_name, row_key
+        ) as newest_landing_seq,
+        row_number() over (
+            partition by source_system, database_name, table_name, row_key
+            order by change_order desc, change_id desc
+        ) as recency
+    from candidates
+
+),
+
+final as (
+
+    select
+        source_format,
+        source_system,
+        database_name,
+        table_name,
+        row_key,
+        primary_key,
+        image,
+        is_deleted,
+        op,
+        commit_ts,
+        change_order,
+        change_id,
+        column_types,
+        newest_landing_seq as last_landing_seq
+    from ranked
+    where recency = 1
+
+)
+
+select * from final

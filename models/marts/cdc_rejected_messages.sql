@@ -1,0 +1,38 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'message_in_record'],
+        merge_insert_only=true,
+    )
+}}
+
+-- The quarantine: every raw record (or message inside one) that could not become a change, with
+-- the reason and its Kafka coordinates. Nothing is dropped silently.
+
+with new_rejects as (
+
+    select *
+    from {{ ref('int_raw_records_unioned') }}
+    where record_kind = 'rejected'
+        and landing_seq > {{ landing_watermark() }}
+
+),
+
+final as (
+
+    select
+        source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        rejected_value as raw_value,
+        reject_reason,
+        landed_at,
+        landing_seq
+    from new_rejects
+
+)
+
+select * from final

@@ -1,0 +1,109 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        file_format='iceberg',
+    )
+}}
+
+-- Every raw Canal record parsed once, classified, and kept: changes, DDL, control records and
+-- rejects all flow from this table. A Kafka value may hold one FlatMessage or a JSON array of them.
+
+with source as (
+
+    select *
+    from {{ source('cdc_raw', 'raw_canal_flat') }}
+    where landing_seq > {{ landing_watermark() }}
+
+),
+
+parsed as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        kafka_value,
+        landed_at,
+        landing_seq,
+        case
+            when kafka_value is null then null
+            when ltrim(kafka_value) like '[%'
+                then {{ parse_json('kafka_value', 'array<' ~ canal_flat_message_schema() ~ '>') }}
+            else array({{ parse_json('kafka_value', canal_flat_message_schema()) }})
+        end as messages
+    from source
+
+),
+
+exploded as (
+
+    select
+        parsed.kafka_topic,
+        parsed.kafka_partition,
+        parsed.kafka_offset,
+        parsed.kafka_timestamp,
+        parsed.kafka_value,
+        parsed.landed_at,
+        parsed.landing_seq,
+        coalesce(m.pos, 0) as message_in_record,
+        m.col as msg
+    from parsed
+    lateral view outer posexplode(messages) m as pos, col
+
+),
+
+classified as (
+
+    select
+        *,
+        case
+            when kafka_value is null then 'tombstone'
+            when msg is null then 'malformed JSON'
+            when msg._corrupt is not null then 'malformed JSON or a field of the wrong type'
+            when msg.isDdl then null
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') and msg.data is null then null
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') then
+                case
+                    when msg.database is null or msg.table is null then 'DML without database or table'
+                    when size(coalesce(msg.pkNames, array())) = 0 then 'DML without primary key (pkNames)'
+                    when size(msg.data) = 0 then 'DML without rows'
+                    when not forall(msg.data, r -> {{ key_is_complete('r', 'msg.pkNames') }})
+                        then 'key column missing from the row image'
+                    when upper(msg.type) = 'UPDATE' and msg.old is not null
+                        and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'
+                end
+            when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT') then null
+            else concat('unknown type: ', coalesce(msg.type, '<missing>'))
+        end as reject_reason
+    from exploded
+
+),
+
+final as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        landed_at,
+        landing_seq,
+        message_in_record,
+        case
+            when reject_reason = 'tombstone' then 'control'
+            when reject_reason is not null then 'rejected'
+            when msg.isDdl then 'ddl'
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') and msg.data is not null then 'dml'
+            else 'control'
+        end as record_kind,
+        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
+        -- the raw text is kept only where someone must read it: in the quarantine
+        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        msg
+    from classified
+
+)
+
+select * from final

@@ -1,0 +1,84 @@
+-- One row per row change of Canal FlatMessage DML. Canal sends every value as MySQL text; `old`
+-- holds only the changed columns of an UPDATE (a key with null means "was NULL"), so the full
+-- before image is `data` overlaid with `old`. FlatMessage carries no binlog position: changes are
+-- ordered by execute time (`es`), then message id, then row index.
+
+with messages as (
+
+    select *
+    from {{ ref('base_canal_flat__messages') }}
+    where record_kind = 'dml'
+
+),
+
+rows as (
+
+    select
+        messages.kafka_topic,
+        messages.kafka_partition,
+        messages.kafka_offset,
+        messages.landing_seq,
+        messages.message_in_record,
+        messages.msg,
+        r.row_index,
+        r.row_data,
+        messages.msg.old[r.row_index] as row_old,
+        array_distinct(messages.msg.pkNames) as key_columns,
+        case upper(messages.msg.type)
+            when 'INSERT' then 'c'
+            when 'UPDATE' then 'u'
+            when 'DELETE' then 'd'
+        end as op
+    from messages
+    lateral view posexplode(messages.msg.data) r as row_index, row_data
+
+),
+
+images as (
+
+    select
+        *,
+        case
+            when op = 'u' then map_concat(
+                map_filter(row_data, (k, v) -> not map_contains_key(coalesce(row_old, map()), k)),
+                coalesce(row_old, map())
+            )
+            when op = 'd' then row_data
+        end as before_image,
+        case when op != 'd' then row_data end as after_image
+    from rows
+
+),
+
+final as (
+
+    select
+        'canal_flat' as source_format,
+        {{ topic_source_system('kafka_topic') }} as source_system,
+        msg.database as database_name,
+        msg.`table` as table_name,
+        op,
+        key_columns,
+        {{ row_key('row_data', 'key_columns') }} as row_key,
+        map_filter(row_data, (k, v) -> array_contains(key_columns, k)) as primary_key,
+        before_image as before,
+        after_image as after,
+        msg.mysqlType as column_types,
+        timestamp_millis(msg.es) as commit_ts,
+        timestamp_millis(msg.ts) as capture_ts,
+        {{ change_order(['msg.es', 'msg.id', 'message_in_record', 'row_index',
+                         'kafka_partition', 'kafka_offset']) }} as change_order,
+        concat('id ', msg.id, ' es ', msg.es, ' row ', row_index) as source_position,
+        msg.gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        row_index as row_in_message,
+        landing_seq,
+        {{ change_id(["'canal_flat'", 'msg.database', 'msg.`table`', 'msg.es', 'msg.id',
+                      'row_index', row_key('row_data', 'key_columns')]) }} as change_id
+    from images
+
+)
+
+select * from final
