@@ -4,11 +4,17 @@
           whose rows are immutable facts (the change log) is not rewritten by re-deliveries;
         - merge_delete_flag (column name): source rows with this column true delete the matched
           target row (and are never inserted), so a model can remove rows it no longer produces.
-        Columns are listed explicitly from the target, so the source may carry helper columns. -#}
+        Columns are listed explicitly from the target, so the source may carry helper columns.
+        An empty batch writes nothing (see source_is_empty). -#}
+    {%- if source_is_empty(source) -%}
+        {{ return("select 'no new rows for " ~ target ~ "' as skipped") }}
+    {%- endif -%}
     {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target) -%}
+    {#- dbt-spark answers none for "all columns" (it writes `set *`); list them instead -#}
     {%- set update_columns = get_merge_update_columns(
-        config.get('merge_update_columns'), config.get('merge_exclude_columns'), dest_columns) -%}
+        config.get('merge_update_columns'), config.get('merge_exclude_columns'), dest_columns)
+        or dest_columns | map(attribute='quoted') | list -%}
     {%- set insert_only = config.get('merge_insert_only', false) -%}
     {%- set delete_flag = config.get('merge_delete_flag') -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}

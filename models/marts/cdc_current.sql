@@ -56,29 +56,30 @@ candidates as (
     where recency = 1
 
     {% if is_incremental() %}
-    union all
+        union all
 
-    select
-        existing.source_format,
-        existing.source_system,
-        existing.database_name,
-        existing.table_name,
-        existing.row_key,
-        existing.primary_key,
-        existing.image,
-        existing.is_deleted,
-        existing.op,
-        existing.commit_ts,
-        existing.change_order,
-        existing.change_id,
-        existing.column_types,
-        existing.last_landing_seq
-    from {{ this }} as existing
-    left semi join new_latest
-        on existing.source_system = new_latest.source_system
-        and existing.database_name = new_latest.database_name
-        and existing.table_name = new_latest.table_name
-        and existing.row_key = new_latest.row_key
+        select
+            existing.source_format,
+            existing.source_system,
+            existing.database_name,
+            existing.table_name,
+            existing.row_key,
+            existing.primary_key,
+            existing.image,
+            existing.is_deleted,
+            existing.op,
+            existing.commit_ts,
+            existing.change_order,
+            existing.change_id,
+            existing.column_types,
+            existing.last_landing_seq
+        from {{ this }} as existing
+        left semi join new_latest
+            on
+                existing.source_system = new_latest.source_system
+                and existing.database_name = new_latest.database_name
+                and existing.table_name = new_latest.table_name
+                and existing.row_key = new_latest.row_key
     {% endif %}
 
 ),

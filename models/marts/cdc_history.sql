@@ -39,7 +39,11 @@ key_changes as (
         affected_keys.batch_landing_seq
     from {{ ref('cdc_changelog') }} as changes
     inner join affected_keys
-        on {% for key in keys %}changes.{{ key }} = affected_keys.{{ key }}{{ " and " if not loop.last }}{% endfor %}
+        on
+            changes.source_system = affected_keys.source_system
+            and changes.database_name = affected_keys.database_name
+            and changes.table_name = affected_keys.table_name
+            and changes.row_key = affected_keys.row_key
 
 ),
 
@@ -69,8 +73,8 @@ significant as (
     where not (
         op = 'd' and (previous_op is null or previous_op = 'd')
         {%- if not var('cdc_keep_noop_updates', false) %}
-        or op != 'd' and previous_op is not null and previous_op != 'd'
-        and {{ same_image('after', 'previous_after') }}
+            or op != 'd' and previous_op is not null and previous_op != 'd'
+            and {{ same_image('after', 'previous_after') }}
         {%- endif %}
     )
 
@@ -112,22 +116,26 @@ final as (
 
 {% if is_incremental() %}
 
-select
-    *,
-    false as is_removed
-from final
+    select
+        *,
+        false as is_removed
+    from final
 
-union all
+    union all
 
--- versions of touched keys that the rebuild no longer produces
-select
-    existing.*,
-    true as is_removed
-from {{ this }} as existing
-left semi join affected_keys
-    on {% for key in keys %}existing.{{ key }} = affected_keys.{{ key }}{{ " and " if not loop.last }}{% endfor %}
-left anti join final
-    on existing.version_id = final.version_id
+    -- versions of touched keys that the rebuild no longer produces
+    select
+        existing.*,
+        true as is_removed
+    from {{ this }} as existing
+    left semi join affected_keys
+        on
+            existing.source_system = affected_keys.source_system
+            and existing.database_name = affected_keys.database_name
+            and existing.table_name = affected_keys.table_name
+            and existing.row_key = affected_keys.row_key
+    left anti join final
+        on existing.version_id = final.version_id
 
 {% else %}
 

@@ -14,7 +14,8 @@ with new_rejects as (
 
     select *
     from {{ ref('int_raw_records_unioned') }}
-    where record_kind = 'rejected'
+    where
+        record_kind = 'rejected'
         and landing_seq > {{ landing_watermark() }}
 
 ),

@@ -29,7 +29,7 @@ deduplicated as (
                 order by landing_seq, kafka_topic, kafka_partition, kafka_offset
             ) as delivery_number
         from new_schema_changes
-    )
+    ) as deliveries
     where delivery_number = 1
 
 ),

@@ -30,7 +30,7 @@ rows as (
             when 'DELETE' then 'd'
         end as op
     from messages
-    lateral view posexplode(messages.msg.data) r as row_index, row_data
+        lateral view posexplode(messages.msg.data) r as row_index, row_data
 
 ),
 
@@ -39,10 +39,11 @@ images as (
     select
         *,
         case
-            when op = 'u' then map_concat(
-                map_filter(row_data, (k, v) -> not map_contains_key(coalesce(row_old, map()), k)),
-                coalesce(row_old, map())
-            )
+            when op = 'u'
+                then map_concat(
+                    map_filter(row_data, (k, v) -> not map_contains_key(coalesce(row_old, map()), k)),
+                    coalesce(row_old, map())
+                )
             when op = 'd' then row_data
         end as before_image,
         case when op != 'd' then row_data end as after_image

@@ -17,7 +17,7 @@ final as (
         msg.database as database_name,
         msg.`table` as table_name,
         upper(msg.type) as ddl_type,
-        msg.`sql` as ddl_statement,
+        msg.sql as ddl_statement,
         timestamp_millis(msg.es) as commit_ts,
         {{ change_order(['msg.es', 'msg.id', 'message_in_record', 'kafka_partition', 'kafka_offset']) }}
             as change_order,

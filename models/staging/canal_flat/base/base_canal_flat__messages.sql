@@ -50,7 +50,7 @@ exploded as (
         coalesce(m.pos, 0) as message_in_record,
         m.col as msg
     from parsed
-    lateral view outer posexplode(messages) m as pos, col
+        lateral view outer posexplode(messages) m as pos, col
 
 ),
 
@@ -64,16 +64,18 @@ classified as (
             when msg._corrupt is not null then 'malformed JSON or a field of the wrong type'
             when msg.isDdl then null
             when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') and msg.data is null then null
-            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') then
-                case
-                    when msg.database is null or msg.table is null then 'DML without database or table'
-                    when size(coalesce(msg.pkNames, array())) = 0 then 'DML without primary key (pkNames)'
-                    when size(msg.data) = 0 then 'DML without rows'
-                    when not forall(msg.data, r -> {{ key_is_complete('r', 'msg.pkNames') }})
-                        then 'key column missing from the row image'
-                    when upper(msg.type) = 'UPDATE' and msg.old is not null
-                        and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'
-                end
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE')
+                then
+                    case
+                        when msg.database is null or msg.table is null then 'DML without database or table'
+                        when size(coalesce(msg.pkNames, array())) = 0 then 'DML without primary key (pkNames)'
+                        when size(msg.data) = 0 then 'DML without rows'
+                        when not forall(msg.data, r -> {{ key_is_complete('r', 'msg.pkNames') }})
+                            then 'key column missing from the row image'
+                        when
+                            upper(msg.type) = 'UPDATE' and msg.old is not null
+                            and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'
+                    end
             when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT') then null
             else concat('unknown type: ', coalesce(msg.type, '<missing>'))
         end as reject_reason
