@@ -20,13 +20,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m cdc_lake.demo
 
+# pytest exits 5 when it collects no tests; that is not a failure of the suite.
 test: $(STAMP)
-	$(BIN)/python -m pytest -ra
+	$(BIN)/python -m pytest -ra || [ $$? -eq 5 ]
 	$(MAKE) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
-	$(BIN)/sqlfluff lint models macros tests analyses 2>/dev/null || $(BIN)/sqlfluff lint models macros tests
+	$(BIN)/sqlfluff lint models macros tests
 
 build: $(STAMP)
 	$(BIN)/dbt build

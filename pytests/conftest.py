@@ -28,7 +28,7 @@ def spark():
 
 
 @pytest.fixture(scope="module")
-def lake(spark, request) -> Iterator["Lake"]:  # noqa: F821
+def lake(spark, request) -> Iterator[Lake]:  # noqa: F821
     """A fresh pair of schemas named after the test module."""
     from cdc_lake.harness import Lake
 

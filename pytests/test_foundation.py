@@ -6,6 +6,7 @@ equal its 26 expected rows, in order.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -60,7 +61,8 @@ def changelog(lake) -> list[dict]:
 def table_state(lake) -> dict[str, list]:
     """Every model's rows, as sorted text, to compare whole tables."""
     state = {}
-    for model in ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]:
+    models = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
+    for model in models:
         rows = lake.rows(f"select * from {{schema}}.{model}")
         state[model] = sorted(repr(sorted(r.items())) for r in rows)
     return state
@@ -106,7 +108,7 @@ def test_history_has_one_version_per_change(built):
     for version in history:
         by_key.setdefault(version["row_key"], []).append(version)
     for versions in by_key.values():
-        for older, newer in zip(versions, versions[1:]):
+        for older, newer in itertools.pairwise(versions):
             assert older["valid_to"] == newer["valid_from"]
         assert versions[-1]["is_current"] == (versions[-1]["valid_to"] is None)
     assert [v["closed_by_delete"] for v in by_key["111"]] == [False, True]
