@@ -1,0 +1,26 @@
+{% test contiguous_versions(model, key_columns, order_by='change_order') %}
+    {#- SCD2 intervals of one key must chain: each version ends exactly where the next begins
+        (no gap, no overlap), unless a delete closed it (then the next version, a re-insert,
+        begins at or after that delete). An open version must be the last one, and a version
+        may only be closed by the next change or a delete. Also checks valid_from <= valid_to. -#}
+    with ordered as (
+        select
+            {{ key_columns | join(', ') }},
+            valid_from,
+            valid_to,
+            closed_by_delete,
+            lead(valid_from) over (
+                partition by {{ key_columns | join(', ') }} order by {{ order_by }}
+            ) as next_valid_from
+        from {{ model }}
+    )
+
+    select *
+    from ordered
+    where
+        valid_to < valid_from
+        or (valid_to is null and next_valid_from is not null)
+        or (not closed_by_delete and valid_to is not null and next_valid_from is null)
+        or (not closed_by_delete and valid_to != next_valid_from)
+        or (closed_by_delete and (valid_to is null or next_valid_from < valid_to))
+{% endtest %}

@@ -1,0 +1,33 @@
+{% test current_matches_history(model, history, key_columns) %}
+    {#- cdc_current must equal the last version of cdc_history: a live row has exactly the image of
+        the key's current version; a deleted row has no current version; every current version
+        has a live row in current. -#}
+    {%- set keys = key_columns | join(', ') -%}
+    with live as (
+        select {{ keys }}, to_json(array_sort(map_entries(image))) as image_text
+        from {{ model }}
+        where not is_deleted
+    ),
+
+    open_versions as (
+        select {{ keys }}, to_json(array_sort(map_entries(image))) as image_text
+        from {{ history }}
+        where is_current
+    ),
+
+    only_in_current as (
+        select 'live in current, no such current version' as problem, * from live
+        except
+        select 'live in current, no such current version' as problem, * from open_versions
+    ),
+
+    only_in_history as (
+        select 'current version, no such live row' as problem, * from open_versions
+        except
+        select 'current version, no such live row' as problem, * from live
+    )
+
+    select * from only_in_current
+    union all
+    select * from only_in_history
+{% endtest %}

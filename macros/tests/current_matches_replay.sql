@@ -1,0 +1,41 @@
+{% test current_matches_replay(model, changelog, key_columns) %}
+    {#- cdc_current must equal a replay of the whole change log: for each key the change with the
+        highest change_order decides the image (the before image for a delete) and is_deleted. -#}
+    {%- set keys = key_columns | join(', ') -%}
+    with ranked as (
+        select
+            *,
+            row_number() over (partition by {{ keys }} order by change_order desc, change_id desc) as recency
+        from {{ changelog }}
+    ),
+
+    replayed as (
+        select
+            {{ keys }},
+            op = 'd' as is_deleted,
+            to_json(array_sort(map_entries(case when op = 'd' then before else after end))) as image_text
+        from ranked
+        where recency = 1
+    ),
+
+    stored as (
+        select {{ keys }}, is_deleted, to_json(array_sort(map_entries(image))) as image_text
+        from {{ model }}
+    ),
+
+    missing as (
+        select 'replay differs from current' as problem, * from replayed
+        except
+        select 'replay differs from current' as problem, * from stored
+    ),
+
+    extra as (
+        select 'current differs from replay' as problem, * from stored
+        except
+        select 'current differs from replay' as problem, * from replayed
+    )
+
+    select * from missing
+    union all
+    select * from extra
+{% endtest %}
