@@ -1,0 +1,202 @@
+"""Current state and SCD2 history across landing batches (issue 4).
+
+A hand-made Canal FlatMessage scenario is landed in batches with a build after each: inserts,
+updates, deletes, a re-insert, three updates of one row in one batch, two changes in one
+commit-time tick, a no-op update, a duplicate delivery and a change that lands a batch late.
+After every batch both tables must equal an independent Python replay of the changes delivered so
+far; at the end they must equal `dbt build --full-refresh`, and a shuffled landing order must give
+the same tables. Finally a corrupted history must make the attached dbt tests fail.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+
+import pytest
+
+from cdc_lake.harness import Lake, kcat_lines
+
+T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
+TYPES = {"id": "int(11)", "v": "varchar(32)"}
+
+
+def message(msg_id: int, es_s: float, op: str, rows: list[dict], old: list[dict] | None = None) -> dict:
+    return {
+        "data": rows, "database": "shop", "es": T0 + int(es_s * 1000), "id": msg_id, "isDdl": False,
+        "mysqlType": TYPES, "old": old, "pkNames": ["id"], "sql": "", "sqlType": {"id": 4, "v": 12},
+        "table": "items", "ts": T0 + int(es_s * 1000) + 5, "type": op,
+    }
+
+
+def row(key: int, v: str | None) -> dict:
+    return {"id": str(key), "v": v}
+
+
+# (message, batch) in source order; message ids and es follow the binlog.
+SCENARIO = [
+    (message(1, 1, "INSERT", [row(1, "a"), row(2, "b"), row(3, "c")]), 1),
+    (message(2, 2, "UPDATE", [row(1, "a2")], [{"v": "a"}]), 2),
+    (message(3, 3, "DELETE", [row(2, "b")]), 2),
+    (message(4, 10, "UPDATE", [row(3, "c1")], [{"v": "c"}]), 2),
+    # lands late (batch 4), between c1 and c2 of key 3
+    (message(5, 10.5, "UPDATE", [row(3, "cL")], [{"v": "c1"}]), 4),
+    (message(6, 11, "UPDATE", [row(3, "c2")], [{"v": "cL"}]), 2),
+    (message(7, 12, "UPDATE", [row(3, "c3")], [{"v": "c2"}]), 2),
+    (message(8, 13, "UPDATE", [row(1, "a2")], [{}]), 2),  # changes nothing
+    (message(9, 20, "INSERT", [row(2, "b2")]), 3),  # re-insert after delete
+    (message(10, 21, "INSERT", [row(4, None)]), 3),
+    (message(11, 21, "UPDATE", [row(4, "d")], [{"v": None}]), 3),  # same second as its insert
+    (message(12, 22, "DELETE", [row(1, "a2")]), 4),
+]
+DUPLICATE = (3, 3)  # message index 3 (id 4) is delivered again in batch 3
+
+
+def records_for(batch: int) -> list[dict]:
+    chosen = [msg for msg, b in SCENARIO if b == batch]
+    if batch == DUPLICATE[1]:
+        chosen.append(SCENARIO[DUPLICATE[0]][0])
+    return chosen
+
+
+def ts(es_ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(es_ms / 1000, dt.timezone.utc).replace(tzinfo=None)
+
+
+def oracle(messages: list[dict]) -> tuple[dict, list[tuple]]:
+    """Replay delivered changes in source order: the expected current rows and history versions."""
+    changes = []
+    for msg in {m["id"]: m for m in messages}.values():
+        for i, data in enumerate(msg["data"]):
+            changes.append(((msg["es"], msg["id"], i), msg["type"], data["id"], dict(data)))
+    changes.sort()
+    current: dict[str, tuple] = {}
+    history: list[tuple] = []
+    open_version: dict[str, list] = {}
+    for (es, _, _), op, key, image in changes:
+        gone = key not in current or current[key][1]
+        if op == "DELETE":
+            current[key] = (image, True)
+            if key in open_version:
+                open_version.pop(key)[3:5] = [ts(es), True]
+            continue
+        if not gone and current[key][0] == image:
+            continue  # no-op update: no new version
+        current[key] = (image, False)
+        if key in open_version:
+            open_version[key][3] = ts(es)
+        version = [key, json.dumps(image, sort_keys=True), ts(es), None, False, "c" if op == "INSERT" else "u"]
+        history.append(version)
+        open_version[key] = version
+    expected_current = {k: (json.dumps(img, sort_keys=True), deleted) for k, (img, deleted) in current.items()}
+    expected_history = sorted(tuple(v) for v in history)
+    return expected_current, expected_history
+
+
+def actual(lake: Lake) -> tuple[dict, list[tuple]]:
+    current = {
+        r["row_key"]: (json.dumps(r["image"], sort_keys=True), r["is_deleted"])
+        for r in lake.rows("select row_key, image, is_deleted from {schema}.cdc_current")
+    }
+    history = sorted(
+        (r["row_key"], json.dumps(r["image"], sort_keys=True), r["valid_from"], r["valid_to"],
+         r["closed_by_delete"], r["op"])
+        for r in lake.rows(
+            "select row_key, image, valid_from, valid_to, closed_by_delete, op from {schema}.cdc_history"
+        )
+    )
+    return current, history
+
+
+def land_messages(lake: Lake, messages: list[dict], offset: int) -> int:
+    lines = kcat_lines([json.dumps(m) for m in messages], topic="shop", start_offset=offset)
+    lake.land("canal_flat", lines)
+    return offset + len(lines)
+
+
+@pytest.fixture(scope="module")
+def incremental_runs(lake):
+    """Land batch by batch, build after each; keep what each build produced."""
+    offset, delivered, results = 0, [], []
+    for batch in (1, 2, 3, 4):
+        messages = records_for(batch)
+        offset = land_messages(lake, messages, offset)
+        delivered += messages
+        lake.build()
+        results.append((list(delivered), actual(lake)))
+    return lake, results
+
+
+def test_every_batch_equals_the_replay(incremental_runs):
+    _, results = incremental_runs
+    for delivered, (current, history) in results:
+        assert (current, history) == oracle(delivered)
+
+
+def test_expected_shape_of_the_final_history(incremental_runs):
+    _, results = incremental_runs
+    _, history = results[-1][1]
+    by_key: dict[str, list] = {}
+    for version in sorted(history, key=lambda v: (v[0], v[2], v[3] is None, v[3])):
+        by_key.setdefault(version[0], []).append(version)
+    # key 3: c, c1, the late cL, c2, c3 — the late change re-sliced c1's interval
+    assert [json.loads(v[1])["v"] for v in by_key["3"]] == ["c", "c1", "cL", "c2", "c3"]
+    assert by_key["3"][1][3] == ts(T0 + 10_500)
+    # key 1: the no-op update opened nothing; the final delete closed a2
+    assert [(json.loads(v[1])["v"], v[4]) for v in by_key["1"]] == [("a", False), ("a2", True)]
+    # key 2: deleted then re-inserted: two versions with a gap between them
+    assert [(json.loads(v[1])["v"], v[4]) for v in by_key["2"]] == [("b", True), ("b2", False)]
+    # key 4: insert and update in the same second: a zero-length first version
+    assert by_key["4"][0][2] == by_key["4"][0][3]
+
+
+def test_history_as_of_a_point_in_time(incremental_runs):
+    lake, _ = incremental_runs
+    rows = lake.rows(
+        "select row_key, image['v'] as v from {schema}.cdc_history "
+        "where valid_from <= timestamp'2026-01-01 00:00:10.7' "
+        "and (valid_to is null or valid_to > timestamp'2026-01-01 00:00:10.7')"
+    )
+    assert sorted((r["row_key"], r["v"]) for r in rows) == [("1", "a2"), ("3", "cL")]
+
+
+def test_full_refresh_gives_the_same_tables(incremental_runs):
+    lake, results = incremental_runs
+    incremental = results[-1][1]
+    lake.build("--full-refresh")
+    assert actual(lake) == incremental
+
+
+def test_shuffled_landing_order_gives_the_same_tables(incremental_runs, spark):
+    _, results = incremental_runs
+    shuffled = Lake(spark, "t_history_scenario_shuffled")
+    shuffled.drop()
+    try:
+        messages = [m for b in (1, 2, 3, 4) for m in records_for(b)]
+        random.Random(42).shuffle(messages)
+        half = len(messages) // 2
+        offset = land_messages(shuffled, messages[:half], 0)
+        shuffled.build()
+        land_messages(shuffled, messages[half:], offset)
+        shuffled.build()
+        assert actual(shuffled) == results[-1][1]
+    finally:
+        shuffled.drop()
+
+
+def test_dbt_tests_catch_a_corrupted_history(incremental_runs):
+    lake, _ = incremental_runs
+    lake.dbt("test", "--select", "cdc_history cdc_current")
+    # open a gap in key 3's history and make key 1 (deleted) current again
+    lake.spark.sql(
+        f"update {lake.schema}.cdc_history set valid_to = valid_to - interval 1 second "
+        "where row_key = '3' and image['v'] = 'c1'"
+    )
+    lake.spark.sql(
+        f"update {lake.schema}.cdc_history set is_current = true, valid_to = null, closed_by_delete = false "
+        "where row_key = '1' and image['v'] = 'a2'"
+    )
+    result = lake.dbt("test", "--select", "cdc_history cdc_current", expect_success=False)
+    failed = {r.node.name.split("_cdc_")[0] for r in result.result.results if str(r.status) == "fail"}
+    assert {"contiguous_versions", "current_matches_history"} <= failed
