@@ -130,3 +130,11 @@ def test_relanding_and_rebuilding_changes_nothing(built):
     assert table_state(built) == before_state
     # incremental: nothing new, so no table got a new Iceberg snapshot (nothing rewritten)
     assert {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS} == before_snapshots
+
+
+def test_delete_markers_kept_unless_retention_is_set(built):
+    assert built.count("cdc_current") == 11  # deletes of 102, 103, 111 kept as markers
+    built.build("--vars", "{cdc_delete_retention_days: 30}")
+    current = built.rows("select row_key, is_deleted from {schema}.cdc_current")
+    assert sorted(r["row_key"] for r in current) == ["101", "104", "105", "106", "107", "108", "109", "110"]
+    assert not any(r["is_deleted"] for r in current)

@@ -1,7 +1,11 @@
 {% test current_matches_replay(model, changelog, key_columns) %}
     {#- cdc_current must equal a replay of the whole change log: for each key the change with the
-        highest change_order decides the image (the before image for a delete) and is_deleted. -#}
+        highest change_order decides the image (the before image for a delete) and is_deleted.
+        Delete markers past `cdc_delete_retention_days` (if set) are left out on both sides. -#}
     {%- set keys = key_columns | join(', ') -%}
+    {%- set retention_days = var('cdc_delete_retention_days', none) -%}
+    {%- set kept = "true" if retention_days is none
+        else "not (is_deleted and " ~ delete_marker_expired('commit_ts', retention_days) ~ ")" -%}
     with ranked as (
         select
             *,
@@ -10,17 +14,23 @@
     ),
 
     replayed as (
-        select
-            {{ keys }},
-            op = 'd' as is_deleted,
-            to_json(array_sort(map_entries(case when op = 'd' then before else after end))) as image_text
-        from ranked
-        where recency = 1
+        select {{ keys }}, is_deleted, image_text
+        from (
+            select
+                {{ keys }},
+                commit_ts,
+                op = 'd' as is_deleted,
+                to_json(array_sort(map_entries(case when op = 'd' then before else after end))) as image_text
+            from ranked
+            where recency = 1
+        ) as latest
+        where {{ kept }}
     ),
 
     stored as (
         select {{ keys }}, is_deleted, to_json(array_sort(map_entries(image))) as image_text
         from {{ model }}
+        where {{ kept }}
     ),
 
     missing as (

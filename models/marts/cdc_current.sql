@@ -3,14 +3,17 @@
         materialized='incremental',
         incremental_strategy='merge',
         unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
-        on_schema_change='append_new_columns',
+        merge_delete_flag='is_removed',
     )
 }}
 
 -- The latest image of every source row. Incremental: reads only change-log rows landed since the
 -- last build and, of this table, only the rows of the keys they touch. The newest change by
 -- change_order wins, so a late change older than the stored one does not overwrite it. Deletes
--- stay as rows with is_deleted = true.
+-- stay as rows with is_deleted = true, for ever unless the `cdc_delete_retention_days` var is set:
+-- then delete markers older than that are dropped (and a later change to such a row starts afresh).
+
+{%- set retention_days = var('cdc_delete_retention_days', none) %}
 
 with new_changes as (
 
@@ -121,4 +124,35 @@ final as (
 
 )
 
+{% if retention_days is none and not is_incremental() %}
+
 select * from final
+
+{% elif not is_incremental() %}
+
+select * from final
+where not (is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }})
+
+{% else %}
+
+select
+    *,
+    {% if retention_days is none -%}
+        false
+    {%- else -%}
+        is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
+    {%- endif %} as is_removed
+from final
+
+{% if retention_days is not none %}
+union all
+
+-- delete markers that expired since the last build
+select
+    *,
+    true as is_removed
+from {{ this }}
+where is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
+{% endif %}
+
+{% endif %}
