@@ -121,6 +121,22 @@ def test_create_ddl_is_a_schema_change_not_a_row_change(built):
     assert built.count("cdc_rejected_messages") == 0
 
 
+def test_reconciliation_accounts_for_every_raw_record(built):
+    rows = built.rows("select * from {schema}.cdc_reconciliation")
+    assert len(rows) == 1
+    rec = rows[0]
+    assert (rec["raw_records"], rec["first_offset"], rec["last_offset"]) == (11, 0, 10)
+    assert (rec["dml_messages"], rec["ddl_messages"], rec["control_messages"], rec["rejected_messages"]) == (
+        10, 1, 0, 0,
+    )
+    assert rec["raw_records"] == rec["dml_messages"] + rec["ddl_messages"] + rec["control_messages"] + rec[
+        "rejected_messages"
+    ]
+    assert (rec["unaccounted_records"], rec["offset_gaps"]) == (0, 0)
+    lag = built.rows("select table_name, changes from {schema}.cdc_lag")
+    assert lag == [{"table_name": "products2", "changes": 20}]
+
+
 def test_relanding_and_rebuilding_changes_nothing(built):
     before_state = table_state(built)
     before_snapshots = {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS}
