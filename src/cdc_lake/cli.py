@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     land.add_argument("--partition", type=int, default=0, help="partition for --raw-values (default 0)")
     land.add_argument("--max-errors", type=int, default=20, help="bad lines to print (default 20)")
     land.set_defaults(func=_land)
+
+    from cdc_lake.generator import add_subcommand as add_generate
+
+    add_generate(sub)
     return parser
 
 

@@ -1,0 +1,154 @@
+"""Alibaba Canal FlatMessage JSON (specs/canal_flat_message.md, Flink's canal-data.txt).
+
+One message per binlog rows event, topic `canal.<db>`, key null. Canal's partitionHash by primary key
+splits an event's rows by partition: rows of one event that hash to the same partition share one
+message (same `id`, `es`, `ts`). Values are MySQL's text; `old` carries only the changed columns.
+In about one message in seven, enum and set columns carry the binlog's raw numbers (1-based enum index,
+set bit mask) instead of labels, as Canal does when it has no table metadata for them.
+"""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Any
+
+from cdc_lake.generator.encoders.base import PARTITIONS, Encoder, encode, malform_with
+from cdc_lake.generator.kafka import CHANGE, DDL
+from cdc_lake.generator.model import DdlEvent, RowChange, TableVersion, Transaction
+from cdc_lake.generator.mysql_types import (
+    BIT,
+    BLOB,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    INT,
+    JSON,
+    SET,
+    TEXT,
+    TIME,
+    TIMESTAMP,
+    VARCHAR,
+    ColType,
+)
+
+FMT = "canal_flat"
+NUMERIC_ENUM_RATE = 0.15
+EVENT_TYPES = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+
+# java.sql.Types codes Canal puts in `sqlType`
+_SQL_TYPES = {
+    DECIMAL: 3, VARCHAR: 12, TEXT: 2005, JSON: 12, DATE: 91, DATETIME: 93, TIMESTAMP: 93, TIME: 92,
+    ENUM: 4, SET: -7, BIT: -7, BLOB: 2004,
+}
+
+
+def sql_type(t: ColType) -> int:
+    if t.kind == INT:
+        if t.bits == 64:
+            return 3 if t.unsigned else -5  # unsigned bigint does not fit a Java long
+        if t.bits == 32:
+            return -5 if t.unsigned else 4
+        return 5 if t.bits == 16 else -6
+    return _SQL_TYPES[t.kind]
+
+
+class _TableMeta:
+    def __init__(self, tv: TableVersion) -> None:
+        self.topic = f"canal.{tv.database}"
+        self.names = tv.names
+        self.head = '"database":' + encode(tv.database)
+        self.mysql_type = encode({c.name: c.type.mysql_type for c in tv.columns})
+        self.sql_type = encode({c.name: sql_type(c.type) for c in tv.columns})
+        self.pk_names = encode(list(tv.pk_names))
+        self.table = encode(tv.table)
+        self.numeric = frozenset(i for i, c in enumerate(tv.columns) if c.type.kind in (ENUM, SET))
+
+
+class CanalFlatEncoder(Encoder):
+    fmt = FMT
+
+    def __init__(self, sink: Any, seed: int) -> None:
+        super().__init__(sink, seed)
+        self.next_id = 0
+
+    def _meta(self, tv: TableVersion) -> _TableMeta:
+        meta = tv.cache.get(FMT)
+        if meta is None:
+            meta = tv.cache[FMT] = _TableMeta(tv)
+        return meta
+
+    def transaction(self, tx: Transaction) -> None:
+        captured = self.capture_ms(tx.commit_s)
+        es = tx.commit_s * 1000
+        for ev in tx.events:
+            self.next_id += 1
+            meta = self._meta(ev.table)
+            groups: dict[int, list[RowChange]] = {}
+            for ch in ev.changes:
+                groups.setdefault(ch.partition_hash % PARTITIONS, []).append(ch)
+            for partition in sorted(groups):
+                self._message(meta, ev.op, groups[partition], partition, es, captured)
+
+    def _message(self, meta: _TableMeta, op: str, changes: list[RowChange], partition: int, es: int,
+                 captured: int) -> None:
+        numeric = bool(meta.numeric) and self.rng.random() < NUMERIC_ENUM_RATE
+        names = meta.names
+        data = []
+        olds: list[dict[str, Any]] | None = [] if op == "u" else None
+        for ch in changes:
+            image = ch.image
+            if numeric:
+                text = list(image.text())
+                for i in meta.numeric:
+                    if image.values[i] is not None:
+                        text[i] = str(image.values[i])
+                data.append(encode(dict(zip(names, text, strict=True))))
+            else:
+                row = image.cached(FMT)
+                if row is None:
+                    row = image.store(FMT, encode(dict(zip(names, image.text(), strict=True))))
+                data.append(row)
+            if olds is not None:
+                assert ch.before is not None and ch.after is not None
+                before_values, after_values = ch.before.values, ch.after.values
+                before_text = ch.before.text()
+                old = {}
+                for i, name in enumerate(names):
+                    if before_values[i] != after_values[i]:
+                        old[name] = before_text[i]
+                        if numeric and before_values[i] is not None and i in meta.numeric:
+                            old[name] = str(before_values[i])
+                olds.append(old)
+        message = (
+            '{"data":[' + ",".join(data) + "]," + meta.head + ',"es":' + str(es) + ',"id":' + str(self.next_id)
+            + ',"isDdl":false,"mysqlType":' + meta.mysql_type
+            + ',"old":' + ("null" if olds is None else encode(olds))
+            + ',"pkNames":' + meta.pk_names + ',"sql":"","sqlType":' + meta.sql_type
+            + ',"table":' + meta.table + ',"ts":' + str(captured) + ',"type":"' + EVENT_TYPES[op] + '"}'
+        )
+        self.sink.emit(meta.topic, partition, None, message, captured, CHANGE)
+        self.rows += len(changes)
+
+    def ddl(self, ddl: DdlEvent) -> None:
+        self.next_id += 1
+        captured = self.capture_ms(ddl.commit_s)
+        tv = ddl.table
+        message = {
+            "data": None, "database": tv.database, "es": ddl.commit_s * 1000, "id": self.next_id, "isDdl": True,
+            "mysqlType": None, "old": None, "pkNames": None, "sql": ddl.sql, "sqlType": None, "table": tv.table,
+            "ts": captured, "type": "ALTER",
+        }
+        self.sink.emit(f"canal.{tv.database}", 0, None, encode(message), captured, DDL)
+
+    @staticmethod
+    def malform(value: str, rng: Random) -> tuple[str, str]:
+        def wrong_type(obj: dict[str, Any]) -> str:
+            obj["data"] = encode(obj["data"])
+            return "wrong type: data is a string, not an array of rows"
+
+        def unknown_op(obj: dict[str, Any]) -> str:
+            obj["type"] = "UPSERT"
+            return "unknown type 'UPSERT'"
+
+        return malform_with(value, rng, wrong_type, unknown_op)

@@ -1,0 +1,256 @@
+"""dtle's Debezium-compatible Kafka output (specs/dtle_debezium.md) with Debezium's MySQL type mapping.
+
+Per row change one record on topic `cdclake.<db>.<table>`: key = {schema, payload: primary key},
+value = {schema, payload: {before, after, source, op, ts_ms}} in Kafka Connect's JsonConverter layout.
+A delete is followed by a tombstone on the same key: mostly dtle's value text
+`{"schema":null,"payload":null}`, sometimes a Kafka null value (Debezium proper). The ALTER goes to
+the schema-change topic `cdclake.schema-changes` (key null) as dtle writes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from random import Random
+from typing import Any
+
+from cdc_lake.generator.encoders.base import (
+    PARTITIONS,
+    SERVER_ID,
+    SERVER_NAME,
+    Encoder,
+    b64,
+    encode,
+    malform_with,
+    twos_complement,
+)
+from cdc_lake.generator.kafka import CHANGE, DDL, TOMBSTONE, Framed
+from cdc_lake.generator.model import DdlEvent, Image, TableVersion, Transaction
+from cdc_lake.generator.mysql_types import (
+    BIT,
+    BLOB,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    INT,
+    JSON,
+    SET,
+    TEXT,
+    TIME,
+    TIMESTAMP,
+    VARCHAR,
+    ColType,
+    iso_instant,
+    set_labels,
+)
+
+FMT = "debezium"
+DTLE_VERSION = "0.0.1"
+SCHEMA_TOPIC = f"{SERVER_NAME}.schema-changes"
+DTLE_TOMBSTONE = '{"schema":null,"payload":null}'
+NULL_TOMBSTONE_RATE = 0.3
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+SOURCE_FIELDS = [
+    {"type": "string", "optional": True, "field": "version"},
+    {"type": "string", "optional": False, "field": "name"},
+    {"type": "int64", "optional": False, "field": "server_id"},
+    {"type": "int64", "optional": False, "field": "ts_sec"},
+    {"type": "string", "optional": True, "field": "gtid"},
+    {"type": "string", "optional": False, "field": "file"},
+    {"type": "int64", "optional": False, "field": "pos"},
+    {"type": "int32", "optional": False, "field": "row"},
+    {"type": "boolean", "optional": True, "field": "snapshot"},
+    {"type": "int64", "optional": True, "field": "thread"},
+    {"type": "string", "optional": True, "field": "db"},
+    {"type": "string", "optional": True, "field": "table"},
+    {"type": "int64", "optional": True, "field": "ts_ms"},
+]
+
+
+def _logical(type_: str, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_, "name": name, "version": 1}
+    if parameters:
+        schema["parameters"] = parameters
+    return schema
+
+
+def _decimal_schema(scale: int, precision: int) -> dict[str, Any]:
+    return _logical("bytes", "org.apache.kafka.connect.data.Decimal",
+                    {"scale": str(scale), "connect.decimal.precision": str(precision)})
+
+
+def _json_compact(text: str) -> str:
+    """Debezium reads JSON columns from the binlog's binary JSON and prints them without spaces."""
+    return _compact(json.loads(text))
+
+
+def converter(t: ColType) -> tuple[dict[str, Any], Callable[[Any], Any]]:
+    """(Connect schema without optional/field, native value -> JSON value) per Debezium's MySQL mapping."""
+    k = t.kind
+    if k == INT:
+        if t.unsigned and t.bits == 64:  # bigint.unsigned.handling.mode=precise
+            return _decimal_schema(0, 20), lambda v: b64(twos_complement(v))
+        if t.bits <= 16:
+            type_ = "int16" if t.bits == 8 or not t.unsigned else "int32"
+        elif t.bits == 32:
+            type_ = "int64" if t.unsigned else "int32"
+        else:
+            type_ = "int64"
+        return {"type": type_}, lambda v: v
+    if k == DECIMAL:
+        return _decimal_schema(t.scale, t.precision), lambda v: b64(twos_complement(v))
+    if k in (VARCHAR, TEXT):
+        return {"type": "string"}, lambda v: v
+    if k == JSON:
+        return _logical("string", "io.debezium.data.Json"), _json_compact
+    if k == DATE:
+        return _logical("int32", "io.debezium.time.Date"), lambda v: v
+    if k == DATETIME:
+        if t.fsp <= 3:
+            return _logical("int64", "io.debezium.time.Timestamp"), lambda v: v // 1000
+        return _logical("int64", "io.debezium.time.MicroTimestamp"), lambda v: v
+    if k == TIMESTAMP:
+        return _logical("string", "io.debezium.time.ZonedTimestamp"), iso_instant
+    if k == TIME:
+        return _logical("int64", "io.debezium.time.MicroTime"), lambda v: v
+    if k == ENUM:
+        labels = t.labels
+        return (_logical("string", "io.debezium.data.Enum", {"allowed": ",".join(labels)}),
+                lambda v: labels[v - 1])
+    if k == SET:
+        return (_logical("string", "io.debezium.data.EnumSet", {"allowed": ",".join(t.labels)}),
+                lambda v: set_labels(t, v))
+    if k == BIT:
+        if t.bits == 1:
+            return {"type": "boolean"}, bool
+        n_bytes = (t.bits + 7) // 8
+        return (_logical("bytes", "io.debezium.data.Bits", {"length": str(t.bits)}),
+                lambda v: b64(v.to_bytes(n_bytes, "little")))
+    if k == BLOB:
+        return {"type": "bytes"}, b64
+    raise ValueError(f"no Debezium mapping for {t.mysql_type}")
+
+
+def _field_schema(base: dict[str, Any], optional: bool, name: str) -> dict[str, Any]:
+    """JsonConverter key order: type, optional, name, version, parameters, field."""
+    out: dict[str, Any] = {"type": base["type"], "optional": optional}
+    for k in ("name", "version", "parameters"):
+        if k in base:
+            out[k] = base[k]
+    out["field"] = name
+    return out
+
+
+class _TableMeta:
+    def __init__(self, tv: TableVersion) -> None:
+        prefix = f"{SERVER_NAME}.{tv.database}.{tv.table}"
+        self.topic = prefix
+        self.db_json = encode(tv.database)
+        self.table_json = encode(tv.table)
+        convs = [converter(c.type) for c in tv.columns]
+        self.names = tv.names
+        self.fns = [fn for _, fn in convs]
+        fields = [_field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)]
+        key_fields = [fields[i] for i in tv.pk_idx]
+        self.pk = [(tv.names[i], convs[i][1], i) for i in tv.pk_idx]
+        value_struct = {"type": "struct", "fields": fields, "optional": True, "name": f"{prefix}.Value"}
+        schema = {
+            "type": "struct",
+            "fields": [
+                {**value_struct, "field": "before"},
+                {**value_struct, "field": "after"},
+                {"type": "struct", "fields": SOURCE_FIELDS, "optional": False,
+                 "name": "io.debezium.connector.mysql.Source", "field": "source"},
+                {"type": "string", "optional": False, "field": "op"},
+                {"type": "int64", "optional": True, "field": "ts_ms"},
+            ],
+            "optional": False,
+            "name": f"{prefix}.Envelope",
+            "version": 1,
+        }
+        key_schema = {"type": "struct", "fields": key_fields, "optional": False, "name": f"{prefix}.Key"}
+        self.value = Framed('{"schema":' + encode(schema) + ',"payload":', "}")
+        self.key = Framed('{"schema":' + encode(key_schema) + ',"payload":', "}")
+
+
+class DebeziumEncoder(Encoder):
+    fmt = FMT
+
+    def _meta(self, tv: TableVersion) -> _TableMeta:
+        meta = tv.cache.get(FMT)
+        if meta is None:
+            meta = tv.cache[FMT] = _TableMeta(tv)
+        return meta
+
+    @staticmethod
+    def _struct(meta: _TableMeta, image: Image | None) -> str:
+        """The image as the JSON text of its Connect struct (cached on the image)."""
+        if image is None:
+            return "null"
+        struct = image.cached(FMT)
+        if struct is None:
+            struct = image.store(FMT, encode({
+                name: None if v is None else fn(v)
+                for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
+            }))
+        return struct
+
+    def transaction(self, tx: Transaction) -> None:
+        captured = self.capture_ms(tx.commit_s)
+        emit = self.sink.emit
+        # source struct: the constant parts around pos/row/db/table, built once per transaction
+        source_head = (
+            ',"source":{"version":"' + DTLE_VERSION + '","name":"' + SERVER_NAME + '","server_id":'
+            + str(SERVER_ID) + ',"ts_sec":' + str(tx.commit_s) + ',"gtid":"' + tx.gtid + '","file":"' + tx.file
+            + '","pos":'
+        )
+        source_tail = (
+            ',"snapshot":false,"thread":' + str(tx.thread_id) + ',"db":%s,"table":%s,"ts_ms":'
+            + str(tx.commit_s * 1000) + '},"op":"%s","ts_ms":' + str(captured) + "}"
+        )
+        for ev in tx.events:
+            tv = ev.table
+            meta = self._meta(tv)
+            pos = source_head + str(ev.pos) + ',"row":'
+            for ch in ev.changes:
+                payload = (
+                    '{"before":' + self._struct(meta, ch.before) + ',"after":' + self._struct(meta, ch.after)
+                    + pos + str(ch.row) + source_tail % (meta.db_json, meta.table_json, ch.op)
+                )
+                values = ch.image.values
+                key = (meta.key, encode({name: fn(values[i]) for name, fn, i in meta.pk}))
+                partition = ch.partition_hash % PARTITIONS
+                emit(meta.topic, partition, key, (meta.value, payload), captured, CHANGE)
+                self.rows += 1
+                if ch.op == "d":
+                    tombstone = None if self.rng.random() < NULL_TOMBSTONE_RATE else DTLE_TOMBSTONE
+                    emit(meta.topic, partition, key, tombstone, captured, TOMBSTONE)
+
+    def ddl(self, ddl: DdlEvent) -> None:
+        captured = self.capture_ms(ddl.commit_s)
+        value = {
+            "source": {"server": SERVER_NAME},
+            "position": {"ts_sec": ddl.commit_s, "file": ddl.file, "pos": ddl.pos,
+                         "gtids": f"{ddl.server_uuid}:1-{ddl.gtid_no}", "snapshot": False},
+            "databaseName": ddl.table.database,
+            "ddl": ddl.sql,
+            "tableChanges": [],
+        }
+        self.sink.emit(SCHEMA_TOPIC, 0, None, encode(value), captured, DDL)
+
+    @staticmethod
+    def malform(value: str, rng: Random) -> tuple[str, str]:
+        def wrong_type(obj: dict[str, Any]) -> str:
+            payload = obj["payload"]
+            field = "after" if payload.get("after") is not None else "before"
+            payload[field] = encode(payload[field])
+            return f"wrong type: payload.{field} is a string, not a struct"
+
+        def unknown_op(obj: dict[str, Any]) -> str:
+            obj["payload"]["op"] = "x"
+            return "unknown op 'x'"
+
+        return malform_with(value, rng, wrong_type, unknown_op)

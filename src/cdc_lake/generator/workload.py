@@ -1,0 +1,429 @@
+"""The random, seeded MySQL workload (plus a small Lindorm HBase-style table) and its ground truth.
+
+`Workload.events()` yields binlog transactions, one DDL and HBase changes in source order. The live
+rows of every table are kept in memory (bounded: the key space grows slowly and a table's live-row
+count is capped, deletes pick up as it fills); everything else is written out as it happens.
+"""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from collections import deque
+from collections.abc import Iterator
+from random import Random
+from typing import Any, Protocol
+
+from cdc_lake.generator import tables as T
+from cdc_lake.generator.model import (
+    BEGIN_EVENT_SIZE,
+    GTID_EVENT_SIZE,
+    XID_EVENT_SIZE,
+    DdlEvent,
+    Event,
+    HBaseChange,
+    Image,
+    RowChange,
+    RowsEvent,
+    TableVersion,
+    Transaction,
+)
+from cdc_lake.generator.mysql_types import MICROS
+
+START_EPOCH_S = 1_709_251_200  # 2024-03-01 00:00:00 UTC
+FIRST_EVENT_POS = 4 + 120 + 71  # after the magic number, the format description and previous-GTIDs events
+BINLOG_ROTATE_MIN = 200_000  # rotate to the next binlog file after roughly this many bytes (random up to 2x)
+
+
+class TruthSink(Protocol):
+    def change(self, ch: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None: ...
+
+    def hbase_change(self, ch: HBaseChange) -> None: ...
+
+    def ddl(self, ddl: DdlEvent) -> None: ...
+
+    def version(self, database: str, table: str, key: dict[str, str], image: dict[str, str | None] | str,
+                valid_from: int, valid_to: int | None, op: str, closed_by_delete: bool) -> None: ...
+
+
+class LiveRow:
+    """A live row and its open history version."""
+
+    __slots__ = ("image", "op", "since")
+
+    def __init__(self, image: Image, since: int, op: str) -> None:
+        self.image = image
+        self.since = since
+        self.op = op
+
+
+class TableState:
+    """The live rows of one table, with O(1) random pick and removal."""
+
+    def __init__(self, spec: T.TableSpec, cap: int) -> None:
+        self.spec = spec
+        self.version = spec.version
+        self.live: dict[tuple[Any, ...], LiveRow] = {}
+        self.keys: list[tuple[Any, ...]] = []
+        self.slot: dict[tuple[Any, ...], int] = {}
+        self.deleted: deque[tuple[Any, ...]] = deque(maxlen=200)
+        self.next_n = 0
+        self.cap = cap
+        self.updatable = tuple(
+            i for i, c in enumerate(self.version.columns)
+            if c.name not in self.version.pk_names and c.name not in spec.frozen
+        )
+
+    def add(self, key: tuple[Any, ...], row: LiveRow) -> None:
+        self.live[key] = row
+        self.slot[key] = len(self.keys)
+        self.keys.append(key)
+
+    def remove(self, key: tuple[Any, ...]) -> LiveRow:
+        row = self.live.pop(key)
+        i = self.slot.pop(key)
+        last = self.keys.pop()
+        if last != key:
+            self.keys[i] = last
+            self.slot[last] = i
+        self.deleted.append(key)
+        return row
+
+    def set_version(self, tv: TableVersion) -> None:
+        self.version = tv
+        self.updatable = tuple(
+            i for i, c in enumerate(tv.columns) if c.name not in tv.pk_names and c.name not in self.spec.frozen
+        )
+
+
+def key_hash(qualified: str, key_text: str) -> int:
+    """Stable hash of a row key; every format puts a row's records in partition hash % partitions."""
+    return zlib.crc32(f"{qualified}:{key_text}".encode())
+
+
+class Workload:
+    def __init__(self, seed: int, changes: int, truth: TruthSink) -> None:
+        self.rng = Random(seed)
+        self.target = changes
+        self.truth = truth
+        self.server_uuid = str(uuid.UUID(int=self.rng.getrandbits(128)))
+        cap = max(40, min(changes // 40, 3000))
+        self.tables = [TableState(spec, cap) for spec in T.build_tables()]
+        self.weights = [s.spec.weight for s in self.tables]
+        self.now = START_EPOCH_S
+        self.file_no = 1
+        self.pos = FIRST_EVENT_POS
+        self.rotate_at = self._rotate_threshold()
+        self.gtid_no = 0
+        self.xid = 1000
+        self.event_id = 0
+        self.mysql_changes = 0  # row changes of the MySQL tables (what --changes counts)
+        self.seq = 0  # every change, HBase ones included
+        self.ddl_count = 0
+        self.altered = False
+        # HBase-style table (Lindorm only): row -> cells.
+        self.hbase_live: dict[str, dict[str, str]] = {}
+        self.hbase_since: dict[str, tuple[int, str]] = {}
+        self.hbase_keys: list[str] = []
+        self.hbase_next = 0
+
+    # ------------------------------------------------------------------ driving loop
+    def events(self) -> Iterator[Event]:
+        rng = self.rng
+        while self.mysql_changes < self.target:
+            if not self.altered and self.mysql_changes >= self.target // 2:
+                yield self._alter()
+                continue
+            if rng.random() < 0.03:
+                yield self._hbase_change()
+                continue
+            yield self._transaction()
+
+    def finish(self) -> None:
+        """Emit the still-open history versions (valid_to null)."""
+        for st in self.tables:
+            tv = st.version
+            for key in sorted(st.live):
+                row = st.live[key]
+                self.truth.version(tv.database, tv.table, _key_canon(row.image.canon(), tv), row.image.canon_json(),
+                                   row.since, None, row.op, False)
+        for row_key in sorted(self.hbase_live):
+            since, op = self.hbase_since[row_key]
+            self.truth.version(T.HBASE_NAMESPACE, T.HBASE_TABLE, {"ROW": row_key},
+                               _hbase_image(row_key, self.hbase_live[row_key]), since, None, op, False)
+
+    def current_rows(self) -> Iterator[tuple[str, str, dict[str, str], dict[str, str | None]]]:
+        """(database, table, key, image) of every live row, tables in definition order, keys sorted."""
+        for st in self.tables:
+            tv = st.version
+            for key in sorted(st.live):
+                canon = st.live[key].image.canon()
+                yield tv.database, tv.table, _key_canon(canon, tv), canon
+        for row_key in sorted(self.hbase_live):
+            yield T.HBASE_NAMESPACE, T.HBASE_TABLE, {"ROW": row_key}, _hbase_image(row_key, self.hbase_live[row_key])
+
+    # ------------------------------------------------------------------ clock and binlog
+    def _tick(self) -> None:
+        r = self.rng.random()
+        if r < 0.45:
+            return
+        self.now += 1 if r < 0.85 else self.rng.randint(2, 30)
+
+    def _rotate_threshold(self) -> int:
+        return BINLOG_ROTATE_MIN + self.rng.randrange(BINLOG_ROTATE_MIN)
+
+    def _maybe_rotate(self) -> None:
+        if self.pos >= self.rotate_at:
+            self.file_no += 1
+            self.pos = FIRST_EVENT_POS
+            self.rotate_at = self._rotate_threshold()
+
+    def _next_gtid(self) -> tuple[int, str]:
+        self.gtid_no += 1
+        return self.gtid_no, f"{self.server_uuid}:{self.gtid_no}"
+
+    # ------------------------------------------------------------------ transactions
+    def _transaction(self) -> Transaction:
+        rng = self.rng
+        self._tick()
+        gtid_no, gtid = self._next_gtid()
+        self.xid += 1
+        tx = Transaction(self.xid, gtid_no, gtid, self.file_no, self.pos, 0, self.now, rng.randint(10, 4000))
+        pos = self.pos + GTID_EVENT_SIZE + BEGIN_EVENT_SIZE
+        r = rng.random()
+        statements = 1 if r < 0.55 else 2 if r < 0.8 else rng.randint(3, 5)
+        for _ in range(statements):
+            remaining = self.target - self.mysql_changes
+            if remaining <= 0:
+                break
+            st = rng.choices(self.tables, self.weights)[0]
+            op = self._pick_op(st)
+            rows = 1 if rng.random() < 0.7 else rng.randint(2, 5)
+            rows = min(rows, remaining)
+            tv = st.version
+            start = pos + 40 + len(tv.database) + len(tv.table) + 2 * len(tv.columns)  # after TABLE_MAP
+            ev = RowsEvent(tv, op, [], start, 0, self.event_id + 1)
+            if op == "c":
+                self._insert(st, ev, tx, rows)
+            elif op == "u":
+                self._update(st, ev, tx, rows)
+            else:
+                self._delete(st, ev, tx, rows)
+            if not ev.changes:
+                continue
+            self.event_id += 1
+            row_bytes = 12 + 9 * len(tv.columns)
+            ev.end_pos = start + 30 + len(ev.changes) * row_bytes * (2 if ev.op == "u" else 1)
+            pos = ev.end_pos
+            tx.events.append(ev)
+            for ch in ev.changes:
+                self.truth.change(ch, tv, tx, ev)
+        tx.end_pos = pos + XID_EVENT_SIZE
+        self.pos = tx.end_pos
+        self._maybe_rotate()
+        return tx
+
+    def _pick_op(self, st: TableState) -> str:
+        n = len(st.keys)
+        if n == 0:
+            return "c"
+        fill = n / st.cap
+        r = self.rng.random()
+        if fill < 0.5:
+            return "c" if r < 0.55 else "u" if r < 0.9 else "d"
+        if fill < 1:
+            return "c" if r < 0.25 else "u" if r < 0.8 else "d"
+        return "c" if r < 0.1 else "u" if r < 0.6 else "d"
+
+    def _new_change(self, st: TableState, op: str, key: tuple[Any, ...], before: Image | None,
+                    after: Image | None, ev: RowsEvent) -> RowChange:
+        tv = st.version
+        canon = (after or before).canon()  # type: ignore[union-attr]
+        key_canon = _key_canon(canon, tv)
+        self.seq += 1
+        self.mysql_changes += 1
+        ch = RowChange(op, key, key_canon, key_hash(tv.qualified, "|".join(key_canon.values())), before, after,
+                       len(ev.changes), self.seq)
+        ev.changes.append(ch)
+        return ch
+
+    def _fresh_values(self, st: TableState, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        rng, now = self.rng, self.now
+        tv = st.version
+        values: list[Any] = []
+        pk = dict(zip(tv.pk_idx, key, strict=True))
+        for i, c in enumerate(tv.columns):
+            if i in pk:
+                values.append(pk[i])
+            elif c.nullable and rng.random() < c.null_rate:
+                values.append(None)
+            else:
+                values.append(c.gen(rng, now))
+        return tuple(values)
+
+    def _insert(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+        rng = self.rng
+        for _ in range(rows):
+            key = None
+            if st.deleted and rng.random() < 0.3:
+                candidate = st.deleted[rng.randrange(len(st.deleted))]
+                if candidate not in st.live:
+                    key = candidate  # re-insert of a deleted key
+            if key is None:
+                key = st.spec.key_for(st.next_n)
+                st.next_n += 1
+            after = Image(st.version, self._fresh_values(st, key))
+            self._new_change(st, "c", key, None, after, ev)
+            st.add(key, LiveRow(after, self.now, "c"))
+
+    def _pick_keys(self, st: TableState, rows: int, ev: RowsEvent) -> list[tuple[Any, ...]]:
+        n = len(st.keys)
+        return [st.keys[i] for i in self.rng.sample(range(n), min(rows, n))] if n else []
+
+    def _padded(self, image: Image, tv: TableVersion) -> Image:
+        """The row as the current table version sees it: columns added later hold their DEFAULT."""
+        if image.version is tv:
+            return image
+        extra = tuple(c.default for c in tv.columns[len(image.values):])
+        return Image(tv, image.values + extra)
+
+    def _update(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+        rng, now = self.rng, self.now
+        tv = st.version
+        keys = self._pick_keys(st, rows, ev)
+        if not keys:
+            self._insert(st, ev, tx, rows)
+            ev.op = "c"
+            return
+        for key in keys:
+            live = st.live[key]
+            before = self._padded(live.image, tv)
+            if before is live.image and rng.random() < 0.03:
+                after = before  # a row re-written with the same values: a change that changes nothing
+            else:
+                values = list(before.values)
+                for i in rng.sample(st.updatable, min(len(st.updatable), rng.randint(1, 3))):
+                    values[i] = self._new_value(tv, i, values[i])
+                if tv.table == "customers" and rng.random() < 0.7:
+                    values[tv.names.index("updated_at")] = now * MICROS
+                if tuple(values) == before.values:
+                    self._force_change(st, values)
+                after = Image(tv, tuple(values))
+            ch = self._new_change(st, "u", key, before, after, ev)
+            if after is not before:
+                self._close(tv, ch.key_canon, live, now, False)
+                live.image, live.since, live.op = after, now, "u"
+
+    def _new_value(self, tv: TableVersion, i: int, old: Any) -> Any:
+        c = tv.columns[i]
+        if c.nullable:
+            if old is None:
+                return c.gen(self.rng, self.now)  # NULL -> value
+            if self.rng.random() < 0.25:
+                return None  # value -> NULL
+        return c.gen(self.rng, self.now)
+
+    def _force_change(self, st: TableState, values: list[Any]) -> None:
+        tv = st.version
+        for _ in range(20):
+            i = self.rng.choice(st.updatable)
+            new = self._new_value(tv, i, values[i])
+            if new != values[i]:
+                values[i] = new
+                return
+        i = tv.names.index(next(c.name for c in tv.columns if c.nullable))
+        values[i] = None if values[i] is not None else tv.columns[i].gen(self.rng, self.now)
+
+    def _delete(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+        tv = st.version
+        for key in self._pick_keys(st, rows, ev):
+            live = st.live[key]
+            ch = self._new_change(st, "d", key, self._padded(live.image, tv), None, ev)
+            self._close(tv, ch.key_canon, live, self.now, True)
+            st.remove(key)
+
+    def _close(self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool) -> None:
+        self.truth.version(tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op,
+                           by_delete)
+
+    # ------------------------------------------------------------------ DDL
+    def _alter(self) -> DdlEvent:
+        self.altered = True
+        st = next(s for s in self.tables if (s.version.database, s.version.table) == T.ALTER_TABLE)
+        new_tv = st.version.with_column(T.ALTER_COLUMN)
+        self._tick()
+        gtid_no, gtid = self._next_gtid()
+        sql = T.alter_sql(st.version, T.ALTER_COLUMN)
+        self.ddl_count += 1
+        pos = self.pos + GTID_EVENT_SIZE
+        ddl = DdlEvent(new_tv, sql, gtid_no, gtid, self.file_no, pos, pos + 80 + len(sql), self.now,
+                       self.rng.randint(10, 4000), self.server_uuid, self.ddl_count)
+        self.pos = ddl.end_pos
+        st.set_version(new_tv)
+        self.truth.ddl(ddl)
+        self._maybe_rotate()
+        return ddl
+
+    # ------------------------------------------------------------------ HBase-style table (Lindorm)
+    def _hbase_change(self) -> HBaseChange:
+        rng = self.rng
+        n = len(self.hbase_keys)
+        r = rng.random()
+        if n == 0 or (r < 0.35 and n < 60):
+            row = T.hbase_row_key(self.hbase_next)
+            self.hbase_next += 1
+            cells = {q: T.hbase_cell(rng, q) for q in T.HBASE_QUALIFIERS if rng.random() < 0.8 or q == "f_name"}
+            return self._hbase_emit("c", row, None, cells)
+        row = self.hbase_keys[rng.randrange(n)]
+        cells = self.hbase_live[row]
+        if r < 0.8:
+            new = dict(cells)
+            r2 = rng.random()
+            if r2 < 0.05:
+                pass  # the same cells put again: an update that changes nothing
+            elif r2 < 0.25 and len(new) > 1:
+                del new[rng.choice(sorted(new))]  # a deleted cell: absent from the after image
+            else:
+                q = rng.choice(T.HBASE_QUALIFIERS)
+                new[q] = T.hbase_cell(rng, q)
+                new = {k: new[k] for k in T.HBASE_QUALIFIERS if k in new}
+            return self._hbase_emit("u", row, cells, new)
+        return self._hbase_emit("d", row, cells, None)
+
+    def _hbase_emit(self, op: str, row: str, before: dict[str, str] | None,
+                    after: dict[str, str] | None) -> HBaseChange:
+        now = self.now
+        self.seq += 1
+        ch = HBaseChange(T.HBASE_NAMESPACE, T.HBASE_TABLE, T.HBASE_QUALIFIERS, op, row,
+                         key_hash(f"{T.HBASE_NAMESPACE}.{T.HBASE_TABLE}", row), before, after, now, self.seq)
+        self.truth.hbase_change(ch)
+        key = {"ROW": row}
+        if op == "c":
+            assert after is not None
+            self.hbase_live[row] = after
+            self.hbase_since[row] = (now, "c")
+            self.hbase_keys.append(row)
+        elif before != after:
+            assert before is not None
+            since, opened_by = self.hbase_since[row]
+            self.truth.version(T.HBASE_NAMESPACE, T.HBASE_TABLE, key, _hbase_image(row, before), since, now,
+                               opened_by, op == "d")
+            if op == "d":
+                del self.hbase_live[row]
+                del self.hbase_since[row]
+                i = self.hbase_keys.index(row)
+                self.hbase_keys[i] = self.hbase_keys[-1]
+                self.hbase_keys.pop()
+            else:
+                assert after is not None
+                self.hbase_live[row] = after
+                self.hbase_since[row] = (now, "u")
+        return ch
+
+
+def _key_canon(canon: dict[str, str | None], tv: TableVersion) -> dict[str, str]:
+    return {name: canon[name] for name in tv.pk_names}  # type: ignore[misc]
+
+
+def _hbase_image(row: str, cells: dict[str, str]) -> dict[str, str | None]:
+    return {"ROW": row, **cells}
