@@ -31,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     if seed is None or changes is None:
         print("cdc-lake generate: --seed and --changes are required (or use --demo)", file=sys.stderr)
         return 2
-    opts = Options(seed, changes, Path(args.out), args.duplicates, args.out_of_order, args.malformed, args.batches)
+    opts = Options(
+        seed, changes, Path(args.out), args.duplicates, args.out_of_order, args.malformed, args.batches
+    )
     summary = generate(opts, progress=None if args.quiet else sys.stderr)
     seconds = summary["seconds"]
     rate = summary["changes"]["mysql"] / max(seconds, 1e-9)
@@ -59,17 +61,42 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         ),
     )
     parser.add_argument("--seed", type=int, help="random seed (required unless --demo)")
-    parser.add_argument("--changes", type=_positive, help="number of MySQL row changes (required unless --demo)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (earlier output is replaced)")
-    parser.add_argument("--duplicates", type=_rate, default=0.0, metavar="RATE",
-                        help="share of records produced twice (same content, new offset); default 0")
-    parser.add_argument("--out-of-order", action="store_true",
-                        help="move some records to a later landing batch (landing order differs from source order)")
-    parser.add_argument("--malformed", type=_rate, default=0.0, metavar="RATE",
-                        help="after this share of change records, add a broken copy (listed in truth/malformed.jsonl)")
-    parser.add_argument("--batches", type=_positive, default=1, metavar="K",
-                        help="split each format's stream into K landing batches (default 1)")
-    parser.add_argument("--demo", action="store_true",
-                        help=f"small preset: --seed {DEMO['seed']} --changes {DEMO['changes']} unless given")
+    parser.add_argument(
+        "--changes", type=_positive, help="number of MySQL row changes (required unless --demo)"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="output folder (earlier output is replaced)"
+    )
+    parser.add_argument(
+        "--duplicates",
+        type=_rate,
+        default=0.0,
+        metavar="RATE",
+        help="share of records produced twice (same content, new offset); default 0",
+    )
+    parser.add_argument(
+        "--out-of-order",
+        action="store_true",
+        help="move some records to a later landing batch (landing order differs from source order)",
+    )
+    parser.add_argument(
+        "--malformed",
+        type=_rate,
+        default=0.0,
+        metavar="RATE",
+        help="after this share of change records, add a broken copy (listed in truth/malformed.jsonl)",
+    )
+    parser.add_argument(
+        "--batches",
+        type=_positive,
+        default=1,
+        metavar="K",
+        help="split each format's stream into K landing batches (default 1)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"small preset: --seed {DEMO['seed']} --changes {DEMO['changes']} unless given",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
     parser.set_defaults(func=run)

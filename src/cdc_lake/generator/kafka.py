@@ -13,14 +13,13 @@ produced the records, and writes every record to the file of the current landing
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 from typing import IO, Any
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+from cdc_lake.generator.jsontext import quote
 
 OUT_OF_ORDER_RATE = 0.03
 
@@ -63,15 +62,15 @@ class Framed:
     def __init__(self, prefix: str, suffix: str) -> None:
         self.prefix = prefix
         self.suffix = suffix
-        self.literal_prefix = _encode(prefix)[:-1]  # opening quote and escaped prefix
-        self.literal_suffix = _encode(suffix)[1:]  # escaped suffix and closing quote
+        self.literal_prefix = quote(prefix)[:-1]  # opening quote and escaped prefix
+        self.literal_suffix = quote(suffix)[1:]  # escaped suffix and closing quote
 
     def text(self, body: str) -> str:
         return self.prefix + body + self.suffix
 
     def literal(self, body: str) -> str:
         """The JSON string literal of `text(body)`."""
-        return self.literal_prefix + _encode(body)[1:-1] + self.literal_suffix
+        return self.literal_prefix + quote(body)[1:-1] + self.literal_suffix
 
 
 # A Kafka key or value: JSON text, a framed body, or None (Kafka null).
@@ -81,9 +80,9 @@ Payload = str | tuple[Framed, str] | None
 def literal(value: Payload) -> str:
     if value is None:
         return "null"
-    if isinstance(value, str):
-        return _encode(value)
-    return value[0].literal(value[1])
+    if value.__class__ is str:
+        return quote(value)  # type: ignore[arg-type]
+    return value[0].literal(value[1])  # type: ignore[union-attr]
 
 
 def text(value: Payload) -> str | None:
@@ -94,14 +93,22 @@ def text(value: Payload) -> str | None:
 
 def kcat_line(topic: str, partition: int, offset: int, ts: int, key: Payload, value: Payload) -> str:
     return (
-        f'{{"topic":{_encode(topic)},"partition":{partition},"offset":{offset},"tstype":"create","ts":{ts},'
+        f'{{"topic":{quote(topic)},"partition":{partition},"offset":{offset},"tstype":"create","ts":{ts},'
         f'"broker":0,"key":{literal(key)},"payload":{literal(value)}}}\n'
     )
 
 
 class RecordSink:
-    def __init__(self, fmt: str, out_dir: Path, batches: int, faults: Faults, seed: int,
-                 malformer: Malformer, fault_log: Callable[[str, dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        fmt: str,
+        out_dir: Path,
+        batches: int,
+        faults: Faults,
+        seed: int,
+        malformer: Malformer,
+        fault_log: Callable[[str, dict[str, Any]], None],
+    ) -> None:
         self.fmt = fmt
         self.batches = batches
         self.faults = faults
@@ -109,8 +116,9 @@ class RecordSink:
         self.malformer = malformer
         self.fault_log = fault_log
         self.files: list[IO[str]] = [
-            (out_dir / batch_file_name(fmt, b, batches)).open("w", encoding="utf-8", newline="\n",
-                                                              buffering=1 << 20)
+            (out_dir / batch_file_name(fmt, b, batches)).open(
+                "w", encoding="utf-8", newline="\n", buffering=1 << 20
+            )
             for b in range(batches)
         ]
         self.batch = 0
@@ -137,13 +145,24 @@ class RecordSink:
         else:
             self.files[self.batch].write(line)
         if faults.duplicates and rng.random() < faults.duplicates:
-            self._schedule(self.emitted + rng.randint(0, 30), ("dup", topic, partition, key, value, ts, offset))
+            self._schedule(
+                self.emitted + rng.randint(0, 30), ("dup", topic, partition, key, value, ts, offset)
+            )
         if faults.malformed and kind == CHANGE and value is not None and rng.random() < faults.malformed:
             broken, why = self.malformer(text(value) or "", rng)
             bad_offset = self._next_offset(topic, partition, MALFORMED)
             self.files[self.batch].write(kcat_line(topic, partition, bad_offset, ts, key, broken))
-            self.fault_log("malformed", {"format": self.fmt, "topic": topic, "partition": partition,
-                                         "offset": bad_offset, "batch": self.batch + 1, "why": why})
+            self.fault_log(
+                "malformed",
+                {
+                    "format": self.fmt,
+                    "topic": topic,
+                    "partition": partition,
+                    "offset": bad_offset,
+                    "batch": self.batch + 1,
+                    "why": why,
+                },
+            )
         self.emitted += 1
 
     def set_batch(self, batch: int) -> None:
@@ -182,5 +201,14 @@ class RecordSink:
             if target + 1 < self.batches and self.rng.random() < 0.25:
                 target += 1
             self.files[target].write(kcat_line(topic, partition, offset, ts, key, value))
-            self.fault_log("duplicate", {"format": self.fmt, "topic": topic, "partition": partition,
-                                         "offset": offset, "original_offset": original, "batch": target + 1})
+            self.fault_log(
+                "duplicate",
+                {
+                    "format": self.fmt,
+                    "topic": topic,
+                    "partition": partition,
+                    "offset": offset,
+                    "original_offset": original,
+                    "batch": target + 1,
+                },
+            )

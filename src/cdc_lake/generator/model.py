@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
+from cdc_lake.generator.jsontext import dumps as _encode
 from cdc_lake.generator.mysql_types import ColType
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 GTID_EVENT_SIZE = 65
 BEGIN_EVENT_SIZE = 72  # the `BEGIN` query event after a transaction's GTID event
@@ -53,8 +51,14 @@ class TableVersion:
         "version",
     )
 
-    def __init__(self, database: str, table: str, columns: tuple[Column, ...], pk_names: tuple[str, ...],
-                 version: int = 1) -> None:
+    def __init__(
+        self,
+        database: str,
+        table: str,
+        columns: tuple[Column, ...],
+        pk_names: tuple[str, ...],
+        version: int = 1,
+    ) -> None:
         self.database = database
         self.table = table
         self.columns = columns
@@ -71,7 +75,9 @@ class TableVersion:
         return f"{self.database}.{self.table}"
 
     def with_column(self, column: Column) -> TableVersion:
-        return TableVersion(self.database, self.table, (*self.columns, column), self.pk_names, self.version + 1)
+        return TableVersion(
+            self.database, self.table, (*self.columns, column), self.pk_names, self.version + 1
+        )
 
 
 class Image:
@@ -93,18 +99,21 @@ class Image:
         if self._canon is None:
             tv = self.version
             self._canon = {
-                name: None if v is None else fn(v) for name, fn, v in zip(tv.names, tv.canon_fns, self.values, strict=True)
+                name: None if v is None else fn(v)
+                for name, fn, v in zip(tv.names, tv.canon_fns, self.values, strict=True)
             }
         return self._canon
 
     def text(self) -> list[str | None]:
         """Values as MySQL prints them, aligned with the columns (None for SQL NULL)."""
         if self._text is None:
-            self._text = [None if v is None else fn(v) for fn, v in zip(self.version.text_fns, self.values, strict=True)]
+            self._text = [
+                None if v is None else fn(v) for fn, v in zip(self.version.text_fns, self.values, strict=True)
+            ]
         return self._text
 
     def canon_json(self) -> str:
-        """`canon()` as compact JSON text (cached: an image is written as an after, a before and a version)."""
+        """`canon()` as compact JSON (cached: an image is written as an after, a before and a version)."""
         cached = self.cached("canon")
         if cached is None:
             cached = self.store("canon", _encode(self.canon()))

@@ -22,25 +22,43 @@ PROGRESS_EVERY = 100_000
 # Per format: what it carries, for tests and docs (docs/generator.md explains each entry).
 FORMAT_NOTES: dict[str, dict[str, Any]] = {
     "kafka_river_canal": {
-        "tables": "mysql", "ddl": False, "position": "binlog event start (pos@file)", "gtid": False,
+        "tables": "mysql",
+        "ddl": False,
+        "position": "binlog event start (pos@file)",
+        "gtid": False,
         "exceptions": [],
     },
     "debezium": {
-        "tables": "mysql", "ddl": True, "position": "source.file/pos/row", "gtid": True,
+        "tables": "mysql",
+        "ddl": True,
+        "position": "source.file/pos/row",
+        "gtid": True,
         "exceptions": [
-            {"types": ["json"], "rule": "compact JSON text (no space after ':' and ','); compare parsed JSON"},
+            {
+                "types": ["json"],
+                "rule": "compact JSON text (no space after ':' and ','); compare parsed JSON",
+            },
         ],
     },
     "canal_flat": {
-        "tables": "mysql", "ddl": True, "position": None, "gtid": False,
+        "tables": "mysql",
+        "ddl": True,
+        "position": None,
+        "gtid": False,
         "exceptions": [],
     },
     "tencent_dts": {
-        "tables": "mysql", "ddl": True, "position": "rows event end position (endPos@fileNo)", "gtid": True,
+        "tables": "mysql",
+        "ddl": True,
+        "position": "rows event end position (endPos@fileNo)",
+        "gtid": True,
         "exceptions": [],
     },
     "lindorm": {
-        "tables": "mysql+hbase", "ddl": False, "position": None, "gtid": False,
+        "tables": "mysql+hbase",
+        "ddl": False,
+        "position": None,
+        "gtid": False,
         "exceptions": [],
     },
 }
@@ -84,25 +102,35 @@ def _tables_description(wl: Workload) -> dict[str, Any]:
     for st in wl.tables:
         tv = st.version
         first = st.spec.version
-        tables.append({
-            "database": tv.database,
-            "table": tv.table,
-            "primary_key": list(tv.pk_names),
+        tables.append(
+            {
+                "database": tv.database,
+                "table": tv.table,
+                "primary_key": list(tv.pk_names),
+                "columns": [
+                    {
+                        "name": c.name,
+                        "mysql_type": c.type.mysql_type,
+                        "nullable": c.nullable,
+                        "added_by_ddl": c.name not in first.names,
+                    }
+                    for c in tv.columns
+                ],
+                "formats": list(FORMATS),
+            }
+        )
+    tables.append(
+        {
+            "database": T.HBASE_NAMESPACE,
+            "table": T.HBASE_TABLE,
+            "primary_key": ["ROW"],
             "columns": [
-                {"name": c.name, "mysql_type": c.type.mysql_type, "nullable": c.nullable,
-                 "added_by_ddl": c.name not in first.names}
-                for c in tv.columns
+                {"name": q, "mysql_type": None, "nullable": q != "ROW", "added_by_ddl": False}
+                for q in ("ROW", *T.HBASE_QUALIFIERS)
             ],
-            "formats": list(FORMATS),
-        })
-    tables.append({
-        "database": T.HBASE_NAMESPACE,
-        "table": T.HBASE_TABLE,
-        "primary_key": ["ROW"],
-        "columns": [{"name": q, "mysql_type": None, "nullable": q != "ROW", "added_by_ddl": False}
-                    for q in ("ROW", *T.HBASE_QUALIFIERS)],
-        "formats": ["lindorm"],
-    })
+            "formats": ["lindorm"],
+        }
+    )
     return {"tables": tables, "formats": FORMAT_NOTES}
 
 

@@ -7,10 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from cdc_lake.generator.jsontext import dumps as _encode
 from cdc_lake.generator.model import DdlEvent, HBaseChange, RowChange, RowsEvent, TableVersion, Transaction
 from cdc_lake.generator.mysql_types import DAY_SECONDS, date_text
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def seconds_text(epoch_s: int) -> str:
@@ -47,12 +46,32 @@ class TruthWriter:
         if head is None:
             head = tv.cache["truth"] = ',"database":' + _encode(tv.database) + ',"table":' + _encode(tv.table)
         self._changes.write(
-            '{"seq":' + str(ch.seq) + head + ',"op":"' + ch.op + '","key":' + _encode(ch.key_canon)
-            + ',"before":' + ("null" if ch.before is None else ch.before.canon_json())
-            + ',"after":' + ("null" if ch.after is None else ch.after.canon_json())
-            + ',"commit_time":"' + self._time(tx.commit_s) + '","gtid":"' + tx.gtid
-            + '","binlog_file":"' + tx.file + '","binlog_pos":' + str(ev.pos) + ',"binlog_end_pos":'
-            + str(ev.end_pos) + ',"row":' + str(ch.row) + ',"event_id":' + str(ev.event_id) + "}\n"
+            '{"seq":'
+            + str(ch.seq)
+            + head
+            + ',"op":"'
+            + ch.op
+            + '","key":'
+            + _encode(ch.key_canon)
+            + ',"before":'
+            + ("null" if ch.before is None else ch.before.canon_json())
+            + ',"after":'
+            + ("null" if ch.after is None else ch.after.canon_json())
+            + ',"commit_time":"'
+            + self._time(tx.commit_s)
+            + '","gtid":"'
+            + tx.gtid
+            + '","binlog_file":"'
+            + tx.file
+            + '","binlog_pos":'
+            + str(ev.pos)
+            + ',"binlog_end_pos":'
+            + str(ev.end_pos)
+            + ',"row":'
+            + str(ch.row)
+            + ',"event_id":'
+            + str(ev.event_id)
+            + "}\n"
         )
 
     def hbase_change(self, ch: HBaseChange) -> None:
@@ -91,16 +110,37 @@ class TruthWriter:
         }
         self._ddl.write(_encode(record) + "\n")
 
-    def version(self, database: str, table: str, key: dict[str, str], image: dict[str, str | None] | str,
-                valid_from: int, valid_to: int | None, op: str, closed_by_delete: bool) -> None:
+    def version(
+        self,
+        database: str,
+        table: str,
+        key: dict[str, str],
+        image: dict[str, str | None] | str,
+        valid_from: int,
+        valid_to: int | None,
+        op: str,
+        closed_by_delete: bool,
+    ) -> None:
         """One history version; `image` may be given as its JSON text already."""
         self.counts["versions"] += 1
         self._history.write(
-            '{"database":' + _encode(database) + ',"table":' + _encode(table) + ',"key":' + _encode(key)
-            + ',"image":' + (image if isinstance(image, str) else _encode(image))
-            + ',"valid_from":"' + self._time(valid_from) + '","valid_to":'
+            '{"database":'
+            + _encode(database)
+            + ',"table":'
+            + _encode(table)
+            + ',"key":'
+            + _encode(key)
+            + ',"image":'
+            + (image if isinstance(image, str) else _encode(image))
+            + ',"valid_from":"'
+            + self._time(valid_from)
+            + '","valid_to":'
             + ("null" if valid_to is None else '"' + self._time(valid_to) + '"')
-            + ',"op":"' + op + '","closed_by_delete":' + ("true" if closed_by_delete else "false") + "}\n"
+            + ',"op":"'
+            + op
+            + '","closed_by_delete":'
+            + ("true" if closed_by_delete else "false")
+            + "}\n"
         )
 
     def write_current(self, rows: Iterable[tuple[str, str, dict[str, str], dict[str, str | None]]]) -> None:

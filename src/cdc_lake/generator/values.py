@@ -1,4 +1,4 @@
-"""Random native values with the awkward cases CDC parsers get wrong (quotes, unicode, extremes, NULL-ish text)."""
+"""Random native values with the cases CDC parsers get wrong (quotes, unicode, extremes, NULL-like text)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,61 @@ TRICKY_TEXT = (
     "\\N",
 )
 PLAIN_WORDS = (
-    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-    "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
 )
-FIRST_NAMES = ("Anne", "Bob", "Chloé", "Dmitri", "Eve", "Fatima", "Günther", "Hiro", "Ivy", "José",
-               "Kai", "Lena", "Mía", "Noah", "Øystein", "Priya", "Quinn", "Rosa", "Søren", "Tomás")
-CITIES = ("Berlin", "São Paulo", "Zürich", "Kraków", "Tōkyō", "Hangzhou", "Reykjavík", "Montréal",
-          "New York", "Cape Town")
+FIRST_NAMES = (
+    "Anne",
+    "Bob",
+    "Chloé",
+    "Dmitri",
+    "Eve",
+    "Fatima",
+    "Günther",
+    "Hiro",
+    "Ivy",
+    "José",
+    "Kai",
+    "Lena",
+    "Mía",
+    "Noah",
+    "Øystein",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Søren",
+    "Tomás",
+)
+CITIES = (
+    "Berlin",
+    "São Paulo",
+    "Zürich",
+    "Kraków",
+    "Tōkyō",
+    "Hangzhou",
+    "Reykjavík",
+    "Montréal",
+    "New York",
+    "Cape Town",
+)
 
 
 def tricky_string(rng: Random, max_len: int) -> str:
@@ -66,18 +114,22 @@ def text_gen(max_len: int) -> ValueGen:
 
 
 def long_text(rng: Random, now: int) -> str:
-    parts = [rng.choice(TRICKY_TEXT) if rng.random() < 0.3 else rng.choice(PLAIN_WORDS)
-             for _ in range(rng.randrange(0, 12))]
+    parts = [
+        rng.choice(TRICKY_TEXT) if rng.random() < 0.3 else rng.choice(PLAIN_WORDS)
+        for _ in range(rng.randrange(0, 12))
+    ]
     return " ".join(parts)
 
 
 def int_gen(lo: int, hi: int, edges: tuple[int, ...] = ()) -> ValueGen:
     """Uniform in [lo, hi], with the listed edge values now and then."""
     if edges:
+
         def gen(rng: Random, now: int) -> int:
             if rng.random() < 0.08:
                 return rng.choice(edges)
             return rng.randint(lo, hi)
+
         return gen
     return lambda rng, now: rng.randint(lo, hi)
 
@@ -114,7 +166,9 @@ def decimal_gen(t: ColType, magnitude_digits: int | None = None) -> ValueGen:
 def date_gen(rng: Random, now: int) -> int:
     r = rng.random()
     if r < 0.03:
-        return rng.choice((-354285, 2932896, -1, 0, 19782))  # 1000-01-01, 9999-12-31, 1969-12-31, 1970-01-01, 2024-02-29
+        return rng.choice(
+            (-354285, 2932896, -1, 0, 19782)
+        )  # 1000-01-01, 9999-12-31, 1969-12-31, 1970-01-01, 2024-02-29
     if r < 0.2:
         return rng.randint(-9000, -1)  # before 1970: negative epoch days
     return rng.randint(0, 23000)
@@ -142,7 +196,9 @@ def timestamp_gen(fsp: int) -> ValueGen:
     unit = 10 ** (6 - fsp)
 
     def gen(rng: Random, now: int) -> int:
-        secs = now - rng.randrange(0, 30 * DAY_SECONDS) if rng.random() < 0.8 else rng.randint(1, 2_147_483_646)
+        secs = (
+            now - rng.randrange(0, 30 * DAY_SECONDS) if rng.random() < 0.8 else rng.randint(1, 2_147_483_646)
+        )
         return secs * MICROS + (rng.randrange(0, MICROS, unit) if fsp else 0)
 
     return gen
@@ -192,9 +248,28 @@ def blob_gen(rng: Random, now: int) -> bytes:
 
 # JSON documents, printed as MySQL prints a JSON column: `{"a": 1, "b": [1, 2]}`, object keys sorted the
 # way MySQL stores them (by length, then bytes).
-_JSON_KEYS = ("a", "id", "ok", "tag", "note", "tags", "price", "nested", "ünï", "quote\"d", "x.y")
-_JSON_SCALARS = (0, 1, -7, 42, 2.5, -0.125, True, False, None, "", "text", "O'Brien", 'say "hi"', "back\\slash",
-                 "日本", "🚀", "line\nbreak", "12.50", 18446744073709551615)
+_JSON_KEYS = ("a", "id", "ok", "tag", "note", "tags", "price", "nested", "ünï", 'quote"d', "x.y")
+_JSON_SCALARS = (
+    0,
+    1,
+    -7,
+    42,
+    2.5,
+    -0.125,
+    True,
+    False,
+    None,
+    "",
+    "text",
+    "O'Brien",
+    'say "hi"',
+    "back\\slash",
+    "日本",
+    "🚀",
+    "line\nbreak",
+    "12.50",
+    18446744073709551615,
+)
 
 
 def _json_value(rng: Random, depth: int) -> object:

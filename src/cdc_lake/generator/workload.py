@@ -42,8 +42,17 @@ class TruthSink(Protocol):
 
     def ddl(self, ddl: DdlEvent) -> None: ...
 
-    def version(self, database: str, table: str, key: dict[str, str], image: dict[str, str | None] | str,
-                valid_from: int, valid_to: int | None, op: str, closed_by_delete: bool) -> None: ...
+    def version(
+        self,
+        database: str,
+        table: str,
+        key: dict[str, str],
+        image: dict[str, str | None] | str,
+        valid_from: int,
+        valid_to: int | None,
+        op: str,
+        closed_by_delete: bool,
+    ) -> None: ...
 
 
 class LiveRow:
@@ -70,7 +79,8 @@ class TableState:
         self.next_n = 0
         self.cap = cap
         self.updatable = tuple(
-            i for i, c in enumerate(self.version.columns)
+            i
+            for i, c in enumerate(self.version.columns)
             if c.name not in self.version.pk_names and c.name not in spec.frozen
         )
 
@@ -92,7 +102,9 @@ class TableState:
     def set_version(self, tv: TableVersion) -> None:
         self.version = tv
         self.updatable = tuple(
-            i for i, c in enumerate(tv.columns) if c.name not in tv.pk_names and c.name not in self.spec.frozen
+            i
+            for i, c in enumerate(tv.columns)
+            if c.name not in tv.pk_names and c.name not in self.spec.frozen
         )
 
 
@@ -145,12 +157,28 @@ class Workload:
             tv = st.version
             for key in sorted(st.live):
                 row = st.live[key]
-                self.truth.version(tv.database, tv.table, _key_canon(row.image.canon(), tv), row.image.canon_json(),
-                                   row.since, None, row.op, False)
+                self.truth.version(
+                    tv.database,
+                    tv.table,
+                    _key_canon(row.image.canon(), tv),
+                    row.image.canon_json(),
+                    row.since,
+                    None,
+                    row.op,
+                    False,
+                )
         for row_key in sorted(self.hbase_live):
             since, op = self.hbase_since[row_key]
-            self.truth.version(T.HBASE_NAMESPACE, T.HBASE_TABLE, {"ROW": row_key},
-                               _hbase_image(row_key, self.hbase_live[row_key]), since, None, op, False)
+            self.truth.version(
+                T.HBASE_NAMESPACE,
+                T.HBASE_TABLE,
+                {"ROW": row_key},
+                _hbase_image(row_key, self.hbase_live[row_key]),
+                since,
+                None,
+                op,
+                False,
+            )
 
     def current_rows(self) -> Iterator[tuple[str, str, dict[str, str], dict[str, str | None]]]:
         """(database, table, key, image) of every live row, tables in definition order, keys sorted."""
@@ -160,7 +188,12 @@ class Workload:
                 canon = st.live[key].image.canon()
                 yield tv.database, tv.table, _key_canon(canon, tv), canon
         for row_key in sorted(self.hbase_live):
-            yield T.HBASE_NAMESPACE, T.HBASE_TABLE, {"ROW": row_key}, _hbase_image(row_key, self.hbase_live[row_key])
+            yield (
+                T.HBASE_NAMESPACE,
+                T.HBASE_TABLE,
+                {"ROW": row_key},
+                _hbase_image(row_key, self.hbase_live[row_key]),
+            )
 
     # ------------------------------------------------------------------ clock and binlog
     def _tick(self) -> None:
@@ -235,15 +268,30 @@ class Workload:
             return "c" if r < 0.25 else "u" if r < 0.8 else "d"
         return "c" if r < 0.1 else "u" if r < 0.6 else "d"
 
-    def _new_change(self, st: TableState, op: str, key: tuple[Any, ...], before: Image | None,
-                    after: Image | None, ev: RowsEvent) -> RowChange:
+    def _new_change(
+        self,
+        st: TableState,
+        op: str,
+        key: tuple[Any, ...],
+        before: Image | None,
+        after: Image | None,
+        ev: RowsEvent,
+    ) -> RowChange:
         tv = st.version
         canon = (after or before).canon()  # type: ignore[union-attr]
         key_canon = _key_canon(canon, tv)
         self.seq += 1
         self.mysql_changes += 1
-        ch = RowChange(op, key, key_canon, key_hash(tv.qualified, "|".join(key_canon.values())), before, after,
-                       len(ev.changes), self.seq)
+        ch = RowChange(
+            op,
+            key,
+            key_canon,
+            key_hash(tv.qualified, "|".join(key_canon.values())),
+            before,
+            after,
+            len(ev.changes),
+            self.seq,
+        )
         ev.changes.append(ch)
         return ch
 
@@ -284,7 +332,7 @@ class Workload:
         """The row as the current table version sees it: columns added later hold their DEFAULT."""
         if image.version is tv:
             return image
-        extra = tuple(c.default for c in tv.columns[len(image.values):])
+        extra = tuple(c.default for c in tv.columns[len(image.values) :])
         return Image(tv, image.values + extra)
 
     def _update(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
@@ -342,9 +390,12 @@ class Workload:
             self._close(tv, ch.key_canon, live, self.now, True)
             st.remove(key)
 
-    def _close(self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool) -> None:
-        self.truth.version(tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op,
-                           by_delete)
+    def _close(
+        self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool
+    ) -> None:
+        self.truth.version(
+            tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op, by_delete
+        )
 
     # ------------------------------------------------------------------ DDL
     def _alter(self) -> DdlEvent:
@@ -356,8 +407,19 @@ class Workload:
         sql = T.alter_sql(st.version, T.ALTER_COLUMN)
         self.ddl_count += 1
         pos = self.pos + GTID_EVENT_SIZE
-        ddl = DdlEvent(new_tv, sql, gtid_no, gtid, self.file_no, pos, pos + 80 + len(sql), self.now,
-                       self.rng.randint(10, 4000), self.server_uuid, self.ddl_count)
+        ddl = DdlEvent(
+            new_tv,
+            sql,
+            gtid_no,
+            gtid,
+            self.file_no,
+            pos,
+            pos + 80 + len(sql),
+            self.now,
+            self.rng.randint(10, 4000),
+            self.server_uuid,
+            self.ddl_count,
+        )
         self.pos = ddl.end_pos
         st.set_version(new_tv)
         self.truth.ddl(ddl)
@@ -372,7 +434,9 @@ class Workload:
         if n == 0 or (r < 0.35 and n < 60):
             row = T.hbase_row_key(self.hbase_next)
             self.hbase_next += 1
-            cells = {q: T.hbase_cell(rng, q) for q in T.HBASE_QUALIFIERS if rng.random() < 0.8 or q == "f_name"}
+            cells = {
+                q: T.hbase_cell(rng, q) for q in T.HBASE_QUALIFIERS if rng.random() < 0.8 or q == "f_name"
+            }
             return self._hbase_emit("c", row, None, cells)
         row = self.hbase_keys[rng.randrange(n)]
         cells = self.hbase_live[row]
@@ -390,12 +454,23 @@ class Workload:
             return self._hbase_emit("u", row, cells, new)
         return self._hbase_emit("d", row, cells, None)
 
-    def _hbase_emit(self, op: str, row: str, before: dict[str, str] | None,
-                    after: dict[str, str] | None) -> HBaseChange:
+    def _hbase_emit(
+        self, op: str, row: str, before: dict[str, str] | None, after: dict[str, str] | None
+    ) -> HBaseChange:
         now = self.now
         self.seq += 1
-        ch = HBaseChange(T.HBASE_NAMESPACE, T.HBASE_TABLE, T.HBASE_QUALIFIERS, op, row,
-                         key_hash(f"{T.HBASE_NAMESPACE}.{T.HBASE_TABLE}", row), before, after, now, self.seq)
+        ch = HBaseChange(
+            T.HBASE_NAMESPACE,
+            T.HBASE_TABLE,
+            T.HBASE_QUALIFIERS,
+            op,
+            row,
+            key_hash(f"{T.HBASE_NAMESPACE}.{T.HBASE_TABLE}", row),
+            before,
+            after,
+            now,
+            self.seq,
+        )
         self.truth.hbase_change(ch)
         key = {"ROW": row}
         if op == "c":
@@ -406,8 +481,16 @@ class Workload:
         elif before != after:
             assert before is not None
             since, opened_by = self.hbase_since[row]
-            self.truth.version(T.HBASE_NAMESPACE, T.HBASE_TABLE, key, _hbase_image(row, before), since, now,
-                               opened_by, op == "d")
+            self.truth.version(
+                T.HBASE_NAMESPACE,
+                T.HBASE_TABLE,
+                key,
+                _hbase_image(row, before),
+                since,
+                now,
+                opened_by,
+                op == "d",
+            )
             if op == "d":
                 del self.hbase_live[row]
                 del self.hbase_since[row]

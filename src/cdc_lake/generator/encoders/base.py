@@ -8,6 +8,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
+from cdc_lake.generator.jsontext import dumps as encode
 from cdc_lake.generator.kafka import RecordSink
 from cdc_lake.generator.model import DdlEvent, HBaseChange, Transaction
 
@@ -15,8 +16,6 @@ PARTITIONS = 3
 SERVER_NAME = "cdclake"  # Debezium/dtle logical server name, Lindorm instance suffix, topic prefix
 SERVER_ID = 1
 MYSQL_VERSION = "5.7.44-log"
-
-encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def b64(data: bytes) -> str:
@@ -60,8 +59,12 @@ class Encoder:
         raise NotImplementedError
 
 
-def malform_with(value: str, rng: Random, wrong_type: Callable[[dict[str, Any]], str],
-                 unknown_op: Callable[[dict[str, Any]], str]) -> tuple[str, str]:
+def malform_with(
+    value: str,
+    rng: Random,
+    wrong_type: Callable[[dict[str, Any]], str],
+    unknown_op: Callable[[dict[str, Any]], str],
+) -> tuple[str, str]:
     """A broken copy of a good value: truncated JSON, a field of the wrong type, or an unknown operation."""
     r = rng.random()
     if r < 0.4 or len(value) < 3:

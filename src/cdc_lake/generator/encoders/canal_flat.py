@@ -38,8 +38,18 @@ EVENT_TYPES = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
 # java.sql.Types codes Canal puts in `sqlType`
 _SQL_TYPES = {
-    DECIMAL: 3, VARCHAR: 12, TEXT: 2005, JSON: 12, DATE: 91, DATETIME: 93, TIMESTAMP: 93, TIME: 92,
-    ENUM: 4, SET: -7, BIT: -7, BLOB: 2004,
+    DECIMAL: 3,
+    VARCHAR: 12,
+    TEXT: 2005,
+    JSON: 12,
+    DATE: 91,
+    DATETIME: 93,
+    TIMESTAMP: 93,
+    TIME: 92,
+    ENUM: 4,
+    SET: -7,
+    BIT: -7,
+    BLOB: 2004,
 }
 
 
@@ -90,8 +100,9 @@ class CanalFlatEncoder(Encoder):
             for partition in sorted(groups):
                 self._message(meta, ev.op, groups[partition], partition, es, captured)
 
-    def _message(self, meta: _TableMeta, op: str, changes: list[RowChange], partition: int, es: int,
-                 captured: int) -> None:
+    def _message(
+        self, meta: _TableMeta, op: str, changes: list[RowChange], partition: int, es: int, captured: int
+    ) -> None:
         numeric = bool(meta.numeric) and self.rng.random() < NUMERIC_ENUM_RATE
         names = meta.names
         data = []
@@ -121,11 +132,29 @@ class CanalFlatEncoder(Encoder):
                             old[name] = str(before_values[i])
                 olds.append(old)
         message = (
-            '{"data":[' + ",".join(data) + "]," + meta.head + ',"es":' + str(es) + ',"id":' + str(self.next_id)
-            + ',"isDdl":false,"mysqlType":' + meta.mysql_type
-            + ',"old":' + ("null" if olds is None else encode(olds))
-            + ',"pkNames":' + meta.pk_names + ',"sql":"","sqlType":' + meta.sql_type
-            + ',"table":' + meta.table + ',"ts":' + str(captured) + ',"type":"' + EVENT_TYPES[op] + '"}'
+            '{"data":['
+            + ",".join(data)
+            + "],"
+            + meta.head
+            + ',"es":'
+            + str(es)
+            + ',"id":'
+            + str(self.next_id)
+            + ',"isDdl":false,"mysqlType":'
+            + meta.mysql_type
+            + ',"old":'
+            + ("null" if olds is None else encode(olds))
+            + ',"pkNames":'
+            + meta.pk_names
+            + ',"sql":"","sqlType":'
+            + meta.sql_type
+            + ',"table":'
+            + meta.table
+            + ',"ts":'
+            + str(captured)
+            + ',"type":"'
+            + EVENT_TYPES[op]
+            + '"}'
         )
         self.sink.emit(meta.topic, partition, None, message, captured, CHANGE)
         self.rows += len(changes)
@@ -135,9 +164,19 @@ class CanalFlatEncoder(Encoder):
         captured = self.capture_ms(ddl.commit_s)
         tv = ddl.table
         message = {
-            "data": None, "database": tv.database, "es": ddl.commit_s * 1000, "id": self.next_id, "isDdl": True,
-            "mysqlType": None, "old": None, "pkNames": None, "sql": ddl.sql, "sqlType": None, "table": tv.table,
-            "ts": captured, "type": "ALTER",
+            "data": None,
+            "database": tv.database,
+            "es": ddl.commit_s * 1000,
+            "id": self.next_id,
+            "isDdl": True,
+            "mysqlType": None,
+            "old": None,
+            "pkNames": None,
+            "sql": ddl.sql,
+            "sqlType": None,
+            "table": tv.table,
+            "ts": captured,
+            "type": "ALTER",
         }
         self.sink.emit(f"canal.{tv.database}", 0, None, encode(message), captured, DDL)
 

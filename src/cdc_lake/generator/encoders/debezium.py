@@ -78,8 +78,11 @@ def _logical(type_: str, name: str, parameters: dict[str, str] | None = None) ->
 
 
 def _decimal_schema(scale: int, precision: int) -> dict[str, Any]:
-    return _logical("bytes", "org.apache.kafka.connect.data.Decimal",
-                    {"scale": str(scale), "connect.decimal.precision": str(precision)})
+    return _logical(
+        "bytes",
+        "org.apache.kafka.connect.data.Decimal",
+        {"scale": str(scale), "connect.decimal.precision": str(precision)},
+    )
 
 
 def _json_compact(text: str) -> str:
@@ -118,17 +121,23 @@ def converter(t: ColType) -> tuple[dict[str, Any], Callable[[Any], Any]]:
         return _logical("int64", "io.debezium.time.MicroTime"), lambda v: v
     if k == ENUM:
         labels = t.labels
-        return (_logical("string", "io.debezium.data.Enum", {"allowed": ",".join(labels)}),
-                lambda v: labels[v - 1])
+        return (
+            _logical("string", "io.debezium.data.Enum", {"allowed": ",".join(labels)}),
+            lambda v: labels[v - 1],
+        )
     if k == SET:
-        return (_logical("string", "io.debezium.data.EnumSet", {"allowed": ",".join(t.labels)}),
-                lambda v: set_labels(t, v))
+        return (
+            _logical("string", "io.debezium.data.EnumSet", {"allowed": ",".join(t.labels)}),
+            lambda v: set_labels(t, v),
+        )
     if k == BIT:
         if t.bits == 1:
             return {"type": "boolean"}, bool
         n_bytes = (t.bits + 7) // 8
-        return (_logical("bytes", "io.debezium.data.Bits", {"length": str(t.bits)}),
-                lambda v: b64(v.to_bytes(n_bytes, "little")))
+        return (
+            _logical("bytes", "io.debezium.data.Bits", {"length": str(t.bits)}),
+            lambda v: b64(v.to_bytes(n_bytes, "little")),
+        )
     if k == BLOB:
         return {"type": "bytes"}, b64
     raise ValueError(f"no Debezium mapping for {t.mysql_type}")
@@ -153,7 +162,9 @@ class _TableMeta:
         convs = [converter(c.type) for c in tv.columns]
         self.names = tv.names
         self.fns = [fn for _, fn in convs]
-        fields = [_field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)]
+        fields = [
+            _field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)
+        ]
         key_fields = [fields[i] for i in tv.pk_idx]
         self.pk = [(tv.names[i], convs[i][1], i) for i in tv.pk_idx]
         value_struct = {"type": "struct", "fields": fields, "optional": True, "name": f"{prefix}.Value"}
@@ -162,8 +173,13 @@ class _TableMeta:
             "fields": [
                 {**value_struct, "field": "before"},
                 {**value_struct, "field": "after"},
-                {"type": "struct", "fields": SOURCE_FIELDS, "optional": False,
-                 "name": "io.debezium.connector.mysql.Source", "field": "source"},
+                {
+                    "type": "struct",
+                    "fields": SOURCE_FIELDS,
+                    "optional": False,
+                    "name": "io.debezium.connector.mysql.Source",
+                    "field": "source",
+                },
                 {"type": "string", "optional": False, "field": "op"},
                 {"type": "int64", "optional": True, "field": "ts_ms"},
             ],
@@ -192,10 +208,15 @@ class DebeziumEncoder(Encoder):
             return "null"
         struct = image.cached(FMT)
         if struct is None:
-            struct = image.store(FMT, encode({
-                name: None if v is None else fn(v)
-                for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
-            }))
+            struct = image.store(
+                FMT,
+                encode(
+                    {
+                        name: None if v is None else fn(v)
+                        for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
+                    }
+                ),
+            )
         return struct
 
     def transaction(self, tx: Transaction) -> None:
@@ -203,13 +224,28 @@ class DebeziumEncoder(Encoder):
         emit = self.sink.emit
         # source struct: the constant parts around pos/row/db/table, built once per transaction
         source_head = (
-            ',"source":{"version":"' + DTLE_VERSION + '","name":"' + SERVER_NAME + '","server_id":'
-            + str(SERVER_ID) + ',"ts_sec":' + str(tx.commit_s) + ',"gtid":"' + tx.gtid + '","file":"' + tx.file
+            ',"source":{"version":"'
+            + DTLE_VERSION
+            + '","name":"'
+            + SERVER_NAME
+            + '","server_id":'
+            + str(SERVER_ID)
+            + ',"ts_sec":'
+            + str(tx.commit_s)
+            + ',"gtid":"'
+            + tx.gtid
+            + '","file":"'
+            + tx.file
             + '","pos":'
         )
         source_tail = (
-            ',"snapshot":false,"thread":' + str(tx.thread_id) + ',"db":%s,"table":%s,"ts_ms":'
-            + str(tx.commit_s * 1000) + '},"op":"%s","ts_ms":' + str(captured) + "}"
+            ',"snapshot":false,"thread":'
+            + str(tx.thread_id)
+            + ',"db":%s,"table":%s,"ts_ms":'
+            + str(tx.commit_s * 1000)
+            + '},"op":"%s","ts_ms":'
+            + str(captured)
+            + "}"
         )
         for ev in tx.events:
             tv = ev.table
@@ -217,8 +253,13 @@ class DebeziumEncoder(Encoder):
             pos = source_head + str(ev.pos) + ',"row":'
             for ch in ev.changes:
                 payload = (
-                    '{"before":' + self._struct(meta, ch.before) + ',"after":' + self._struct(meta, ch.after)
-                    + pos + str(ch.row) + source_tail % (meta.db_json, meta.table_json, ch.op)
+                    '{"before":'
+                    + self._struct(meta, ch.before)
+                    + ',"after":'
+                    + self._struct(meta, ch.after)
+                    + pos
+                    + str(ch.row)
+                    + source_tail % (meta.db_json, meta.table_json, ch.op)
                 )
                 values = ch.image.values
                 key = (meta.key, encode({name: fn(values[i]) for name, fn, i in meta.pk}))
@@ -233,8 +274,13 @@ class DebeziumEncoder(Encoder):
         captured = self.capture_ms(ddl.commit_s)
         value = {
             "source": {"server": SERVER_NAME},
-            "position": {"ts_sec": ddl.commit_s, "file": ddl.file, "pos": ddl.pos,
-                         "gtids": f"{ddl.server_uuid}:1-{ddl.gtid_no}", "snapshot": False},
+            "position": {
+                "ts_sec": ddl.commit_s,
+                "file": ddl.file,
+                "pos": ddl.pos,
+                "gtids": f"{ddl.server_uuid}:1-{ddl.gtid_no}",
+                "snapshot": False,
+            },
             "databaseName": ddl.table.database,
             "ddl": ddl.sql,
             "tableChanges": [],

@@ -12,6 +12,7 @@ from random import Random
 from typing import Any
 
 from cdc_lake.generator.encoders.base import PARTITIONS, Encoder, encode, malform_with
+from cdc_lake.generator.jsontext import quote
 from cdc_lake.generator.kafka import CHANGE
 from cdc_lake.generator.model import TableVersion, Transaction
 
@@ -58,21 +59,33 @@ class KafkaRiverCanalEncoder(Encoder):
                         updated = before_values[i] != after_values[i]
                         part = heads[i]
                         if value is not None:
-                            part += '"v":' + encode(value) + ","
+                            part += '"v":' + quote(value) + ","
                         if updated and before_text[i] is not None:
-                            part += '"origin_val":' + encode(before_text[i]) + ","
+                            part += '"origin_val":' + quote(before_text[i]) + ","
                         part += ('"null":true' if value is None else '"null":false') + (
-                            ',"updated":true}' if updated else ',"updated":false}')
+                            ',"updated":true}' if updated else ',"updated":false}'
+                        )
                         parts.append(part)
                 else:
                     parts = [
-                        heads[i] + '"null":true}' if value is None
-                        else heads[i] + '"v":' + encode(value) + ',"null":false}'
+                        heads[i] + '"null":true}'
+                        if value is None
+                        else heads[i] + '"v":' + quote(value) + ',"null":false}'
                         for i, value in enumerate(ch.image.text())
                     ]
                 message = (
-                    '{"binlog":"' + binlog + '","time":' + str(time_ms) + ',"canalTime":' + str(captured)
-                    + meta.head + EVENTS[ch.op] + '","columns":[' + ",".join(parts) + "]" + meta.tail
+                    '{"binlog":"'
+                    + binlog
+                    + '","time":'
+                    + str(time_ms)
+                    + ',"canalTime":'
+                    + str(captured)
+                    + meta.head
+                    + EVENTS[ch.op]
+                    + '","columns":['
+                    + ",".join(parts)
+                    + "]"
+                    + meta.tail
                 )
                 emit(meta.topic, ch.partition_hash % PARTITIONS, None, message, captured, CHANGE)
                 self.rows += 1

@@ -119,10 +119,15 @@ class LindormEncoder(Encoder):
         row = image.cached(FMT)
         if row is None:
             canon = image.canon()
-            row = image.store(FMT, encode({
-                name: canon[name] if fn is None or v is None else fn(v)
-                for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
-            }))
+            row = image.store(
+                FMT,
+                encode(
+                    {
+                        name: canon[name] if fn is None or v is None else fn(v)
+                        for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
+                    }
+                ),
+            )
         return row
 
     def transaction(self, tx: Transaction) -> None:
@@ -131,16 +136,29 @@ class LindormEncoder(Encoder):
         for ev in tx.events:
             tv = ev.table
             meta = self._meta(tv)
-            source = ',"source":{"version":"' + VERSION + '","db":"' + INSTANCE + '","namespace":' + meta.db_json
+            source = (
+                ',"source":{"version":"' + VERSION + '","db":"' + INSTANCE + '","namespace":' + meta.db_json
+            )
             source += ',"table":' + meta.table_json + ',"ts_ms":' + commit_ms + "}}"
             for ch in ev.changes:
                 captured = self.capture_ms(tx.commit_s)
                 payload = (
-                    '{"op":"' + ch.op + '","ts_ms":' + str(captured) + ',"before":' + self._row(meta, ch.before)
-                    + ',"after":' + self._row(meta, ch.after) + source
+                    '{"op":"'
+                    + ch.op
+                    + '","ts_ms":'
+                    + str(captured)
+                    + ',"before":'
+                    + self._row(meta, ch.before)
+                    + ',"after":'
+                    + self._row(meta, ch.after)
+                    + source
                 )
-                key = encode({name: ch.key_canon[name] if fn is None else fn(ch.image.values[i])
-                              for name, fn, i in meta.pk})
+                key = encode(
+                    {
+                        name: ch.key_canon[name] if fn is None else fn(ch.image.values[i])
+                        for name, fn, i in meta.pk
+                    }
+                )
                 emit(meta.topic, ch.partition_hash % PARTITIONS, key, (meta.value, payload), captured, CHANGE)
                 self.rows += 1
 
@@ -154,13 +172,27 @@ class LindormEncoder(Encoder):
             return {"ROW": row, **{q: b64(v.encode()) for q, v in image.items()}}
 
         payload = {
-            "op": ch.op, "ts_ms": captured, "before": cells(ch.before), "after": cells(ch.after),
-            "source": {"version": VERSION, "db": INSTANCE, "namespace": ch.namespace, "table": ch.table,
-                       "ts_ms": ch.commit_s * 1000},
+            "op": ch.op,
+            "ts_ms": captured,
+            "before": cells(ch.before),
+            "after": cells(ch.after),
+            "source": {
+                "version": VERSION,
+                "db": INSTANCE,
+                "namespace": ch.namespace,
+                "table": ch.table,
+                "ts_ms": ch.commit_s * 1000,
+            },
         }
         topic = f"lindorm.{ch.namespace}.{ch.table}"
-        self.sink.emit(topic, ch.partition_hash % PARTITIONS, encode({"ROW": row}),
-                       (self.hbase_value, encode(payload)), captured, CHANGE)
+        self.sink.emit(
+            topic,
+            ch.partition_hash % PARTITIONS,
+            encode({"ROW": row}),
+            (self.hbase_value, encode(payload)),
+            captured,
+            CHANGE,
+        )
         self.rows += 1
 
     @staticmethod
@@ -176,4 +208,3 @@ class LindormEncoder(Encoder):
             return "unknown op 'z'"
 
         return malform_with(value, rng, wrong_type, unknown_op)
-

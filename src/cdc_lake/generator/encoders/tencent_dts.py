@@ -57,8 +57,18 @@ MESSAGE_TYPES = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
 # MySQL protocol field type numbers (enum_field_types)
 _TYPE_NUMBERS = {
-    DECIMAL: 246, VARCHAR: 15, TEXT: 252, JSON: 245, DATE: 10, DATETIME: 12, TIMESTAMP: 7, TIME: 11,
-    ENUM: 247, SET: 248, BIT: 16, BLOB: 252,
+    DECIMAL: 246,
+    VARCHAR: 15,
+    TEXT: 252,
+    JSON: 245,
+    DATE: 10,
+    DATETIME: 12,
+    TIMESTAMP: 7,
+    TIME: 11,
+    ENUM: 247,
+    SET: 248,
+    BIT: 16,
+    BLOB: 252,
 }
 _INT_NUMBERS = {8: 1, 16: 2, 32: 3, 64: 8}
 
@@ -75,10 +85,35 @@ def _record(**fields: Any) -> dict[str, Any]:
 
 
 _FIELDS = (
-    "id", "version", "messageType", "fileName", "position", "safePosition", "timestamp", "gtid", "transactionId",
-    "serverId", "threadId", "sourceType", "sourceVersion", "schemaName", "tableName", "objectName", "columns",
-    "oldColumns", "newColumns", "sql", "executionTime", "heartbeatTimestamp", "syncedGtid", "fakeGtid",
-    "pkNames", "readerTimestamp", "tags", "total", "index",
+    "id",
+    "version",
+    "messageType",
+    "fileName",
+    "position",
+    "safePosition",
+    "timestamp",
+    "gtid",
+    "transactionId",
+    "serverId",
+    "threadId",
+    "sourceType",
+    "sourceVersion",
+    "schemaName",
+    "tableName",
+    "objectName",
+    "columns",
+    "oldColumns",
+    "newColumns",
+    "sql",
+    "executionTime",
+    "heartbeatTimestamp",
+    "syncedGtid",
+    "fakeGtid",
+    "pkNames",
+    "readerTimestamp",
+    "tags",
+    "total",
+    "index",
 )
 
 
@@ -86,16 +121,26 @@ class _TableMeta:
     def __init__(self, tv: TableVersion) -> None:
         self.names = tv.names
         self.columns = [
-            {"name": c.name, "dataTypeNumber": type_number(c.type), "isKey": c.name in tv.pk_names,
-             "originalType": c.type.mysql_type}
+            {
+                "name": c.name,
+                "dataTypeNumber": type_number(c.type),
+                "isKey": c.name in tv.pk_names,
+                "originalType": c.type.mysql_type,
+            }
             for c in tv.columns
         ]
         self.blobs = [i for i, c in enumerate(tv.columns) if c.type.kind == BLOB]
         self.pk_names = list(tv.pk_names)
         # schemaName .. columns: the same in every row record of the table
         self.object_head = (
-            '"schemaName":' + encode(tv.database) + ',"tableName":' + encode(tv.table) + ',"objectName":'
-            + encode(tv.qualified) + ',"columns":' + encode(self.columns)
+            '"schemaName":'
+            + encode(tv.database)
+            + ',"tableName":'
+            + encode(tv.table)
+            + ',"objectName":'
+            + encode(tv.qualified)
+            + ',"columns":'
+            + encode(self.columns)
         )
         self.pk_json = encode(self.pk_names)
 
@@ -115,9 +160,19 @@ class TencentDtsEncoder(Encoder):
 
     def _base(self, message_type: str, **fields: Any) -> dict[str, Any]:
         self.next_id += 1
-        return _record(id=self.next_id, version=1, messageType=message_type, serverId=SERVER_ID,
-                       sourceType="MySQL", sourceVersion=MYSQL_VERSION, fakeGtid=False, tags={}, total=0,
-                       index=0, **fields)
+        return _record(
+            id=self.next_id,
+            version=1,
+            messageType=message_type,
+            serverId=SERVER_ID,
+            sourceType="MySQL",
+            sourceVersion=MYSQL_VERSION,
+            fakeGtid=False,
+            tags={},
+            total=0,
+            index=0,
+            **fields,
+        )
 
     def _values(self, meta: _TableMeta, image: Image | None, as_map: bool) -> str:
         """JSON text of an image: an array aligned with `columns` (cached), or an object by column name."""
@@ -142,16 +197,38 @@ class TencentDtsEncoder(Encoder):
         emit = self.sink.emit
         captured = self.capture_ms(tx.commit_s)
         file_no = tx.file_no
-        common = {"fileName": tx.file, "safePosition": f"{tx.begin_pos}@{file_no}", "timestamp": tx.commit_s,
-                  "gtid": tx.gtid, "threadId": tx.thread_id, "readerTimestamp": captured}
+        common = {
+            "fileName": tx.file,
+            "safePosition": f"{tx.begin_pos}@{file_no}",
+            "timestamp": tx.commit_s,
+            "gtid": tx.gtid,
+            "threadId": tx.thread_id,
+            "readerTimestamp": captured,
+        }
         begin_end = tx.begin_pos + GTID_EVENT_SIZE + BEGIN_EVENT_SIZE
-        emit(TOPIC, 0, None, encode(self._base("BEGIN", position=f"{begin_end}@{file_no}", **common)), captured,
-             CONTROL)
+        emit(
+            TOPIC,
+            0,
+            None,
+            encode(self._base("BEGIN", position=f"{begin_end}@{file_no}", **common)),
+            captured,
+            CONTROL,
+        )
         # A row record is built as text: the parts that are the same for the whole transaction once.
         middle = (
-            '","safePosition":"' + common["safePosition"] + '","timestamp":' + str(tx.commit_s) + ',"gtid":"'
-            + tx.gtid + '","transactionId":null,"serverId":' + str(SERVER_ID) + ',"threadId":'
-            + str(tx.thread_id) + ',"sourceType":"MySQL","sourceVersion":"' + MYSQL_VERSION + '",'
+            '","safePosition":"'
+            + common["safePosition"]
+            + '","timestamp":'
+            + str(tx.commit_s)
+            + ',"gtid":"'
+            + tx.gtid
+            + '","transactionId":null,"serverId":'
+            + str(SERVER_ID)
+            + ',"threadId":'
+            + str(tx.thread_id)
+            + ',"sourceType":"MySQL","sourceVersion":"'
+            + MYSQL_VERSION
+            + '",'
         )
         tail = (
             ',"sql":null,"executionTime":null,"heartbeatTimestamp":null,"syncedGtid":null,"fakeGtid":false,'
@@ -167,31 +244,67 @@ class TencentDtsEncoder(Encoder):
                 as_map = self.rng.random() < MAP_COLUMNS_RATE
                 self.next_id += 1
                 text = (
-                    '{"id":' + str(self.next_id) + head + ',"oldColumns":' + self._values(meta, ch.before, as_map)
-                    + ',"newColumns":' + self._values(meta, ch.after, as_map) + end
+                    '{"id":'
+                    + str(self.next_id)
+                    + head
+                    + ',"oldColumns":'
+                    + self._values(meta, ch.before, as_map)
+                    + ',"newColumns":'
+                    + self._values(meta, ch.after, as_map)
+                    + end
                 )
                 emit(TOPIC, ch.partition_hash % PARTITIONS, None, text, captured, CHANGE)
                 self.rows += 1
-        emit(TOPIC, 0, None, encode(self._base("COMMIT", position=f"{tx.end_pos}@{file_no}",
-                                               transactionId=str(tx.xid), **common)), captured, CONTROL)
+        emit(
+            TOPIC,
+            0,
+            None,
+            encode(
+                self._base("COMMIT", position=f"{tx.end_pos}@{file_no}", transactionId=str(tx.xid), **common)
+            ),
+            captured,
+            CONTROL,
+        )
         if self.rng.random() < HEARTBEAT_RATE:
-            record = self._base("HEARTBEAT", fileName=tx.file, position=f"{tx.end_pos}@{file_no}",
-                                timestamp=tx.commit_s, heartbeatTimestamp=tx.commit_s, readerTimestamp=captured)
+            record = self._base(
+                "HEARTBEAT",
+                fileName=tx.file,
+                position=f"{tx.end_pos}@{file_no}",
+                timestamp=tx.commit_s,
+                heartbeatTimestamp=tx.commit_s,
+                readerTimestamp=captured,
+            )
             emit(TOPIC, 0, None, encode(record), captured, CONTROL)
         if self.rng.random() < CHECKPOINT_RATE:
             uuid = tx.gtid.rsplit(":", 1)[0]
-            record = self._base("CHECKPOINT", fileName=tx.file, position=f"{tx.end_pos}@{file_no}",
-                                timestamp=tx.commit_s, syncedGtid=f"{uuid}:1-{tx.gtid_no}", readerTimestamp=captured)
+            record = self._base(
+                "CHECKPOINT",
+                fileName=tx.file,
+                position=f"{tx.end_pos}@{file_no}",
+                timestamp=tx.commit_s,
+                syncedGtid=f"{uuid}:1-{tx.gtid_no}",
+                readerTimestamp=captured,
+            )
             emit(TOPIC, 0, None, encode(record), captured, CONTROL)
 
     def ddl(self, ddl: DdlEvent) -> None:
         captured = self.capture_ms(ddl.commit_s)
         tv = ddl.table
         record = self._base(
-            "DDL", fileName=ddl.file, position=f"{ddl.end_pos}@{ddl.file_no}",
-            safePosition=f"{ddl.pos - GTID_EVENT_SIZE}@{ddl.file_no}", timestamp=ddl.commit_s, gtid=ddl.gtid,
-            threadId=ddl.thread_id, schemaName=tv.database, tableName=tv.table, objectName=tv.qualified,
-            sql=ddl.sql, executionTime=0, readerTimestamp=captured)
+            "DDL",
+            fileName=ddl.file,
+            position=f"{ddl.end_pos}@{ddl.file_no}",
+            safePosition=f"{ddl.pos - GTID_EVENT_SIZE}@{ddl.file_no}",
+            timestamp=ddl.commit_s,
+            gtid=ddl.gtid,
+            threadId=ddl.thread_id,
+            schemaName=tv.database,
+            tableName=tv.table,
+            objectName=tv.qualified,
+            sql=ddl.sql,
+            executionTime=0,
+            readerTimestamp=captured,
+        )
         self.sink.emit(TOPIC, 0, None, encode(record), captured, DDL)
 
     @staticmethod
