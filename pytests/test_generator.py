@@ -455,6 +455,38 @@ def test_replayed_state_is_the_truths_current_state(clean, fmt):
     assert state == current
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_faulty_stream_dedupes_to_the_truth(faulty, fmt):
+    """Drop the listed malformed records, dedupe, sort by source order: the truth's final state again."""
+    bad = {
+        (b["topic"], b["partition"], b["offset"])
+        for b in truth(faulty, "malformed.jsonl")
+        if b["format"] == fmt
+    }
+    unique: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for rec in records(faulty, fmt):
+        if (rec["topic"], rec["partition"], rec["offset"]) in bad:
+            continue
+        for ch in DECODERS[fmt](rec):
+            # position formats: source position + row key; Lindorm has none: content (earliest offset wins)
+            ident = (ch["database"], ch["table"], key_of(ch["key"]))
+            ident += (rec["payload"],) if fmt == "lindorm" else (ch["order"],)
+            if ident not in unique or ch["order"] < unique[ident]["order"]:
+                unique[ident] = ch
+    state: dict[tuple[Any, ...], dict[str, str | None] | None] = {}
+    for ch in sorted(unique.values(), key=lambda ch: ch["order"]):
+        state[(ch["database"], ch["table"], key_of(ch["key"]))] = ch["after"]
+    wanted = carried(faulty, fmt)
+    current = {
+        (row["database"], row["table"], key_of(row["key"])): row["image"]
+        for row in truth(faulty, "current.jsonl")
+        if (row["database"], row["table"]) in wanted
+    }
+    assert {k: v for k, v in state.items() if v is not None} == current
+    expected = sum(1 for ch in truth(faulty, "changes.jsonl") if (ch["database"], ch["table"]) in wanted)
+    assert len(unique) == expected
+
+
 def test_composite_key_table(clean):
     items = [row for row in truth(clean, "current.jsonl") if row["table"] == "order_items"]
     assert items and all(sorted(row["key"]) == ["line_no", "order_id"] for row in items)
@@ -661,3 +693,26 @@ def test_cli_generate(tmp_path, capsys):
     assert not (out / "debezium-1.jsonl").exists() and (out / "debezium.jsonl").exists()
     with pytest.raises(SystemExit):
         main(["generate", "--seed", "3", "--changes", "0", "--out", str(out)])
+    # a subset of the formats: the same records for those, the same truth
+    sub = tmp_path / "sub"
+    assert (
+        main(
+            [
+                "generate",
+                "--seed",
+                "3",
+                "--changes",
+                "200",
+                "--out",
+                str(sub),
+                "--formats",
+                "lindorm,canal_flat",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert sorted(p.name for p in sub.glob("*.jsonl")) == ["canal_flat.jsonl", "lindorm.jsonl"]
+    for name in ("canal_flat.jsonl", "lindorm.jsonl", "truth/changes.jsonl", "truth/history.jsonl"):
+        assert (sub / name).read_bytes() == (out / name).read_bytes(), name
+    assert main(["generate", "--seed", "3", "--changes", "9", "--out", str(sub), "--formats", "kafka"]) == 2

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from cdc_lake.generator.runner import Options, generate
+from cdc_lake.landing import FORMATS
 
 DEMO = {"seed": 7, "changes": 2000}
 
@@ -31,8 +32,20 @@ def run(args: argparse.Namespace) -> int:
     if seed is None or changes is None:
         print("cdc-lake generate: --seed and --changes are required (or use --demo)", file=sys.stderr)
         return 2
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip()) if args.formats else FORMATS
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        print(f"cdc-lake generate: --formats takes names from {', '.join(FORMATS)}", file=sys.stderr)
+        return 2
     opts = Options(
-        seed, changes, Path(args.out), args.duplicates, args.out_of_order, args.malformed, args.batches
+        seed,
+        changes,
+        Path(args.out),
+        args.duplicates,
+        args.out_of_order,
+        args.malformed,
+        args.batches,
+        formats,
     )
     summary = generate(opts, progress=None if args.quiet else sys.stderr)
     seconds = summary["seconds"]
@@ -92,6 +105,11 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         default=1,
         metavar="K",
         help="split each format's stream into K landing batches (default 1)",
+    )
+    parser.add_argument(
+        "--formats",
+        metavar="F1,F2",
+        help=f"write only these formats (default all: {','.join(FORMATS)}); the truth is always complete",
     )
     parser.add_argument(
         "--demo",
