@@ -237,11 +237,11 @@ class Workload:
             start = pos + 40 + len(tv.database) + len(tv.table) + 2 * len(tv.columns)  # after TABLE_MAP
             ev = RowsEvent(tv, op, [], start, 0, self.event_id + 1)
             if op == "c":
-                self._insert(st, ev, tx, rows)
+                self._insert(st, ev, rows)
             elif op == "u":
-                self._update(st, ev, tx, rows)
+                self._update(st, ev, rows)
             else:
-                self._delete(st, ev, tx, rows)
+                self._delete(st, ev, rows)
             if not ev.changes:
                 continue
             self.event_id += 1
@@ -309,7 +309,7 @@ class Workload:
                 values.append(c.gen(rng, now))
         return tuple(values)
 
-    def _insert(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+    def _insert(self, st: TableState, ev: RowsEvent, rows: int) -> None:
         rng = self.rng
         for _ in range(rows):
             key = None
@@ -335,12 +335,12 @@ class Workload:
         extra = tuple(c.default for c in tv.columns[len(image.values) :])
         return Image(tv, image.values + extra)
 
-    def _update(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+    def _update(self, st: TableState, ev: RowsEvent, rows: int) -> None:
         rng, now = self.rng, self.now
         tv = st.version
         keys = self._pick_keys(st, rows, ev)
         if not keys:
-            self._insert(st, ev, tx, rows)
+            self._insert(st, ev, rows)
             ev.op = "c"
             return
         for key in keys:
@@ -382,7 +382,7 @@ class Workload:
         i = tv.names.index(next(c.name for c in tv.columns if c.nullable))
         values[i] = None if values[i] is not None else tv.columns[i].gen(self.rng, self.now)
 
-    def _delete(self, st: TableState, ev: RowsEvent, tx: Transaction, rows: int) -> None:
+    def _delete(self, st: TableState, ev: RowsEvent, rows: int) -> None:
         tv = st.version
         for key in self._pick_keys(st, rows, ev):
             live = st.live[key]
