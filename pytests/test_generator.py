@@ -367,12 +367,13 @@ def carried(out: Path, fmt: str) -> set[tuple[str, str]]:
 
 
 def test_same_seed_same_bytes(tmp_path, faulty):
+    """Same options, byte-identical files, also when the formats are spread over two processes."""
     again = tmp_path / "again"
-    generate(
-        Options(
-            seed=42, changes=CHANGES, out=again, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3
-        )
+    opts = Options(
+        seed=42, changes=CHANGES, out=again, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3
     )
+    opts.jobs = 2
+    generate(opts)
     first = sorted(p.relative_to(faulty) for p in faulty.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert first == second

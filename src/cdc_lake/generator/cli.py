@@ -38,16 +38,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"cdc-lake generate: --formats takes names from {', '.join(FORMATS)}", file=sys.stderr)
         return 2
     opts = Options(
-        seed,
-        changes,
-        Path(args.out),
-        args.duplicates,
-        args.out_of_order,
-        args.malformed,
-        args.batches,
-        formats,
+        seed=seed,
+        changes=changes,
+        out=Path(args.out),
+        duplicates=args.duplicates,
+        out_of_order=args.out_of_order,
+        malformed=args.malformed,
+        batches=args.batches,
+        formats=formats,
+        jobs=args.jobs,
     )
-    summary = generate(opts, progress=None if args.quiet else sys.stderr)
+    summary = generate(opts, progress=not args.quiet)
     seconds = summary["seconds"]
     rate = summary["changes"]["mysql"] / max(seconds, 1e-9)
     records = ", ".join(f"{fmt} {info['records']:,}" for fmt, info in summary["formats"].items())
@@ -110,6 +111,13 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         "--formats",
         metavar="F1,F2",
         help=f"write only these formats (default all: {','.join(FORMATS)}); the truth is always complete",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="spread the formats over N processes (default 1); the output does not depend on N",
     )
     parser.add_argument(
         "--demo",

@@ -22,6 +22,7 @@ from typing import IO, Any
 from cdc_lake.generator.jsontext import quote
 
 OUT_OF_ORDER_RATE = 0.03
+WRITE_EVERY = 256  # lines buffered per file before a write
 
 # kinds of records, for the summary (`nothing is lost`: every raw record is one of these)
 CHANGE = "change"
@@ -121,6 +122,7 @@ class RecordSink:
             )
             for b in range(batches)
         ]
+        self._buffers: list[list[str]] = [[] for _ in range(batches)]
         self.batch = 0
         self.offsets: dict[tuple[str, int], int] = {}
         self.counts: dict[str, dict[str, int]] = {}
@@ -139,11 +141,11 @@ class RecordSink:
         if faults.out_of_order and rng.random() < OUT_OF_ORDER_RATE:
             target = self.batch + 1 + (rng.random() < 0.3)
             if target < self.batches:
-                self.files[target].write(line)
+                self._write(target, line)
             else:  # nothing later to move to: land it a little further down the last file
                 self._schedule(self.emitted + rng.randint(1, 50), ("late", line))
         else:
-            self.files[self.batch].write(line)
+            self._write(self.batch, line)
         if faults.duplicates and rng.random() < faults.duplicates:
             self._schedule(
                 self.emitted + rng.randint(0, 30), ("dup", topic, partition, key, value, ts, offset)
@@ -151,7 +153,7 @@ class RecordSink:
         if faults.malformed and kind == CHANGE and value is not None and rng.random() < faults.malformed:
             broken, why = self.malformer(text(value) or "", rng)
             bad_offset = self._next_offset(topic, partition, MALFORMED)
-            self.files[self.batch].write(kcat_line(topic, partition, bad_offset, ts, key, broken))
+            self._write(self.batch, kcat_line(topic, partition, bad_offset, ts, key, broken))
             self.fault_log(
                 "malformed",
                 {
@@ -170,10 +172,19 @@ class RecordSink:
 
     def close(self) -> None:
         self._release(None)
-        for handle in self.files:
+        for batch, handle in enumerate(self.files):
+            handle.write("".join(self._buffers[batch]))
             handle.close()
 
     # ------------------------------------------------------------------ internals
+    def _write(self, batch: int, line: str) -> None:
+        """Buffered: one write call per few hundred lines is much cheaper than one per line."""
+        buffer = self._buffers[batch]
+        buffer.append(line)
+        if len(buffer) >= WRITE_EVERY:
+            self.files[batch].write("".join(buffer))
+            buffer.clear()
+
     def _next_offset(self, topic: str, partition: int, kind: str) -> int:
         tp = (topic, partition)
         offset = self.offsets.get(tp, 0)
@@ -193,14 +204,14 @@ class RecordSink:
         while pending and (upto is None or pending[0][0] <= upto):
             _, _, action = heapq.heappop(pending)
             if action[0] == "late":
-                self.files[self.batches - 1].write(action[1])
+                self._write(self.batches - 1, action[1])
                 continue
             _, topic, partition, key, value, ts, original = action
             offset = self._next_offset(topic, partition, DUPLICATE)
             target = self.batch
             if target + 1 < self.batches and self.rng.random() < 0.25:
                 target += 1
-            self.files[target].write(kcat_line(topic, partition, offset, ts, key, value))
+            self._write(target, kcat_line(topic, partition, offset, ts, key, value))
             self.fault_log(
                 "duplicate",
                 {

@@ -1,16 +1,24 @@
-"""`generate()`: run the workload once and feed every event to the five encoders and the truth writer."""
+"""`generate()`: run the workload and feed every event to the format encoders and the truth writer.
+
+With `jobs > 1` the formats are split over several processes. Each process replays the same seeded
+workload (it is cheap next to the encoding) and writes only its formats; the first one also writes the
+truth. Every format's records depend only on the seed and the options, so the files are byte-identical
+whatever the number of jobs.
+"""
 
 from __future__ import annotations
 
-import json
+import multiprocessing
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from cdc_lake.generator import tables as T
 from cdc_lake.generator.encoders import ENCODERS, Encoder
 from cdc_lake.generator.encoders.base import PARTITIONS
+from cdc_lake.generator.jsontext import dumps
 from cdc_lake.generator.kafka import KINDS, Faults, RecordSink
 from cdc_lake.generator.model import DdlEvent, HBaseChange, Transaction
 from cdc_lake.generator.truth import TruthWriter
@@ -18,6 +26,10 @@ from cdc_lake.generator.workload import Workload
 from cdc_lake.landing import FORMATS
 
 PROGRESS_EVERY = 100_000
+
+# Relative encoding cost per format, to balance --jobs.
+_COST = {"debezium": 3, "tencent_dts": 3, "kafka_river_canal": 2, "lindorm": 2, "canal_flat": 2}
+FAULT_LOGS = (("malformed", "malformed.jsonl"), ("duplicate", "duplicates.jsonl"))
 
 # Per format: what it carries, for tests and docs (docs/generator.md explains each entry).
 FORMAT_NOTES: dict[str, dict[str, Any]] = {
@@ -74,12 +86,15 @@ class Options:
     malformed: float = 0.0
     batches: int = 1
     formats: tuple[str, ...] = FORMATS  # which formats to write (the truth is always complete)
+    jobs: int = 1  # processes to spread the formats over
 
     def validate(self) -> None:
         if self.changes < 1:
             raise ValueError("--changes must be at least 1")
         if self.batches < 1:
             raise ValueError("--batches must be at least 1")
+        if self.jobs < 1:
+            raise ValueError("--jobs must be at least 1")
         for name in ("duplicates", "malformed"):
             rate = getattr(self, name)
             if not 0.0 <= rate <= 1.0:
@@ -99,7 +114,7 @@ def _clean(out: Path) -> None:
     truth = out / "truth"
     if truth.is_dir():
         for path in truth.iterdir():
-            if path.suffix in (".jsonl", ".json"):
+            if path.suffix in (".jsonl", ".json", ".part"):
                 path.unlink()
 
 
@@ -122,7 +137,7 @@ def _tables_description(wl: Workload, formats: tuple[str, ...]) -> dict[str, Any
                     }
                     for c in tv.columns
                 ],
-                "formats": list(FORMATS),
+                "formats": [f for f in FORMATS if f in formats],
             }
         )
     tables.append(
@@ -134,38 +149,56 @@ def _tables_description(wl: Workload, formats: tuple[str, ...]) -> dict[str, Any
                 {"name": q, "mysql_type": None, "nullable": q != "ROW", "added_by_ddl": False}
                 for q in ("ROW", *T.HBASE_QUALIFIERS)
             ],
-            "formats": ["lindorm"],
+            "formats": [f for f in ("lindorm",) if f in formats],
         }
     )
-    return {"tables": tables, "formats": FORMAT_NOTES}
+    return {"tables": tables, "formats": {f: n for f, n in FORMAT_NOTES.items() if f in formats}}
 
 
-def generate(opts: Options, progress: IO[str] | None = None) -> dict[str, Any]:
-    """Write DIR/<format>[-<batch>].jsonl and DIR/truth/*; return the summary (also in truth/summary.json)."""
-    opts.validate()
+class _NoTruth:
+    """Truth sink of the helper processes: the first process writes the truth."""
+
+    def change(self, *args: Any) -> None:
+        pass
+
+    def hbase_change(self, *args: Any) -> None:
+        pass
+
+    def ddl(self, *args: Any) -> None:
+        pass
+
+    def version(self, *args: Any) -> None:
+        pass
+
+
+def _part_path(out: Path, log: str, fmt: str) -> Path:
+    return out / "truth" / f"{log}.{fmt}.part"
+
+
+def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: bool) -> dict[str, Any]:
+    """Run the whole workload once; write the records of `formats` (and the truth if asked)."""
     started = time.monotonic()
     out = opts.out
-    out.mkdir(parents=True, exist_ok=True)
-    _clean(out)
-    truth = TruthWriter(out / "truth")
-    fault_files = {
-        name: (out / "truth" / file_name).open("w", encoding="utf-8", newline="\n")
-        for name, file_name in (("malformed", "malformed.jsonl"), ("duplicate", "duplicates.jsonl"))
-    }
-
-    def fault_log(name: str, record: dict[str, Any]) -> None:
-        fault_files[name].write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-
+    truth = TruthWriter(out / "truth") if with_truth else None
     faults = Faults(opts.duplicates, opts.out_of_order, opts.malformed)
+    logs = {
+        (log, fmt): _part_path(out, log, fmt).open("w", encoding="utf-8", newline="\n")
+        for fmt in formats
+        for log, _ in FAULT_LOGS
+    }
     sinks: dict[str, RecordSink] = {}
     encoders: list[Encoder] = []
-    for fmt in (f for f in FORMATS if f in opts.formats):
+    for fmt in formats:
         cls = ENCODERS[fmt]
+
+        def fault_log(log: str, record: dict[str, Any], fmt: str = fmt) -> None:
+            logs[(log, fmt)].write(dumps(record) + "\n")
+
         sink = RecordSink(fmt, out, opts.batches, faults, opts.seed, cls.malform, fault_log)
         sinks[fmt] = sink
         encoders.append(cls(sink, opts.seed))
 
-    wl = Workload(opts.seed, opts.changes, truth)
+    wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth())
     batch = 0
     next_report = PROGRESS_EVERY
     for event in wl.events():
@@ -184,47 +217,93 @@ def generate(opts: Options, progress: IO[str] | None = None) -> dict[str, Any]:
         elif isinstance(event, HBaseChange):
             for enc in encoders:
                 enc.hbase(event)
-        if progress is not None and done >= next_report:
+        if report and done >= next_report:
             rate = done / max(time.monotonic() - started, 1e-9)
-            print(f"  ... {done:,} changes ({rate:,.0f}/s)", file=progress, flush=True)
+            print(f"  ... {done:,} changes ({rate:,.0f}/s)", file=sys.stderr, flush=True)
             next_report += PROGRESS_EVERY
-    wl.finish()
-    truth.write_current(wl.current_rows())
     for enc in encoders:
         enc.finish()
     for sink in sinks.values():
         sink.close()
-    for handle in fault_files.values():
+    for handle in logs.values():
         handle.close()
-    truth.close()
-    seconds = time.monotonic() - started
 
-    formats: dict[str, Any] = {}
+    result: dict[str, Any] = {"formats": {}}
     for enc in encoders:
         sink = sinks[enc.fmt]
         by_kind = dict.fromkeys(KINDS, 0)
         for per_tp in sink.counts.values():
             for kind, n in per_tp.items():
                 by_kind[kind] += n
-        formats[enc.fmt] = {
+        result["formats"][enc.fmt] = {
             "files": [Path(h.name).name for h in sink.files],
             "records": sum(by_kind.values()),
             "row_changes": enc.rows,
             "by_kind": by_kind,
             "by_topic_partition": dict(sorted(sink.counts.items())),
         }
+    if truth is not None:
+        wl.finish()
+        truth.write_current(wl.current_rows())
+        truth.close()
+        truth.write_json("tables.json", _tables_description(wl, opts.formats))
+        result["workload"] = {
+            "changes": {"mysql": wl.mysql_changes, "all": wl.seq, "lindorm_hbase": wl.seq - wl.mysql_changes},
+            "transactions": wl.gtid_no - wl.ddl_count,
+            "ddl": wl.ddl_count,
+            "binlog_files": wl.file_no,
+            "truth": dict(truth.counts),
+        }
+    return result
+
+
+def _groups(formats: list[str], jobs: int) -> list[tuple[str, ...]]:
+    """Split the formats over at most `jobs` groups of similar encoding cost (greedy, deterministic)."""
+    n = min(jobs, len(formats))
+    groups: list[list[str]] = [[] for _ in range(n)]
+    for fmt in sorted(formats, key=lambda f: (-_COST[f], FORMATS.index(f))):
+        min(groups, key=lambda g: sum(_COST[f] for f in g)).append(fmt)
+    # the truth goes with the lightest group
+    groups.sort(key=lambda g: sum(_COST[f] for f in g))
+    return [tuple(f for f in FORMATS if f in g) for g in groups]
+
+
+def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
+    """Write DIR/<format>[-<batch>].jsonl and DIR/truth/*; return the summary (also in truth/summary.json)."""
+    opts.validate()
+    started = time.monotonic()
+    out = opts.out
+    (out / "truth").mkdir(parents=True, exist_ok=True)
+    _clean(out)
+    selected = [f for f in FORMATS if f in opts.formats]
+    groups = _groups(selected, opts.jobs)
+    if len(groups) == 1:
+        parts = [_produce(opts, groups[0], True, progress)]
+    else:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with multiprocessing.get_context(method).Pool(len(groups)) as pool:
+            parts = pool.starmap(
+                _produce, [(opts, g, i == 0, progress and i == 0) for i, g in enumerate(groups)]
+            )
+
+    # fault logs: one file each, formats in the fixed order (not in the order processes wrote them)
+    for log, file_name in FAULT_LOGS:
+        with (out / "truth" / file_name).open("w", encoding="utf-8", newline="\n") as merged:
+            for fmt in selected:
+                part = _part_path(out, log, fmt)
+                merged.write(part.read_text(encoding="utf-8"))
+                part.unlink()
+
+    formats = {fmt: info for part in parts for fmt, info in part["formats"].items()}
     summary = {
-        "options": {k: list(v) if k == "formats" else v for k, v in asdict(opts).items() if k != "out"},
+        "options": {
+            k: list(v) if k == "formats" else v for k, v in asdict(opts).items() if k not in ("out", "jobs")
+        },
         "partitions": PARTITIONS,
-        "changes": {"mysql": wl.mysql_changes, "all": wl.seq, "lindorm_hbase": wl.seq - wl.mysql_changes},
-        "transactions": wl.gtid_no - wl.ddl_count,
-        "ddl": wl.ddl_count,
-        "binlog_files": wl.file_no,
-        "truth": dict(truth.counts),
-        "formats": formats,
-        "seconds": round(seconds, 3),
+        **parts[0]["workload"],
+        "formats": {fmt: formats[fmt] for fmt in selected},
     }
-    truth.write_json("tables.json", _tables_description(wl, opts.formats))
-    # seconds vary from run to run: keep them out of the files so that output stays byte-identical
-    truth.write_json("summary.json", {k: v for k, v in summary.items() if k != "seconds"})
+    # The elapsed time and the job count are not written: the files stay byte-identical.
+    TruthWriter.write_json_file(out / "truth" / "summary.json", summary)
+    summary["seconds"] = round(time.monotonic() - started, 3)
     return summary

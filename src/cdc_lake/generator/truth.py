@@ -150,7 +150,11 @@ class TruthWriter:
                 out.write(_encode({"database": database, "table": table, "key": key, "image": image}) + "\n")
 
     def write_json(self, name: str, obj: Any) -> None:
-        with (self.dir / name).open("w", encoding="utf-8", newline="\n") as out:
+        self.write_json_file(self.dir / name, obj)
+
+    @staticmethod
+    def write_json_file(path: Path, obj: Any) -> None:
+        with path.open("w", encoding="utf-8", newline="\n") as out:
             json.dump(obj, out, ensure_ascii=False, indent=2)
             out.write("\n")
 
