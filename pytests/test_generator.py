@@ -43,11 +43,7 @@ def clean(tmp_path_factory) -> Path:
 def faulty(tmp_path_factory) -> Path:
     """Same seed, with every fault and three batches."""
     out = tmp_path_factory.mktemp("gen_faulty")
-    generate(
-        Options(
-            seed=42, changes=CHANGES, out=out, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3
-        )
-    )
+    generate(Options(seed=42, changes=CHANGES, out=out, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3))
     return out
 
 
@@ -157,9 +153,7 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
         name = field.get("name")
         params = field.get("parameters", {})
         if name == "org.apache.kafka.connect.data.Decimal":
-            return decimal_from_unscaled(
-                int.from_bytes(base64.b64decode(v), "big", signed=True), int(params["scale"])
-            )
+            return decimal_from_unscaled(int.from_bytes(base64.b64decode(v), "big", signed=True), int(params["scale"]))
         if name == "io.debezium.time.Date":
             return (date(1970, 1, 1) + timedelta(days=v)).isoformat()
         if name == "io.debezium.time.Timestamp":
@@ -240,9 +234,7 @@ def decode_canal(rec: dict[str, Any]) -> list[dict[str, Any]]:
 def decode_krc(rec: dict[str, Any]) -> list[dict[str, Any]]:
     msg = json.loads(rec["payload"])
     op = {"i": "c", "u": "u", "d": "d"}[msg["event"]]
-    image = {
-        c["n"]: None if c["null"] else from_mysql_text(c["t"], c["v"], "latin-1") for c in msg["columns"]
-    }
+    image = {c["n"]: None if c["null"] else from_mysql_text(c["t"], c["v"], "latin-1") for c in msg["columns"]}
     before = after = None
     if op == "c":
         after = image
@@ -281,9 +273,7 @@ def decode_dts(rec: dict[str, Any]) -> list[dict[str, Any]]:
             return None
         if isinstance(values, dict):
             values = [values[c["name"]] for c in cols]
-        return {
-            c["name"]: from_mysql_text(c["originalType"], v, "0x") for c, v in zip(cols, values, strict=True)
-        }
+        return {c["name"]: from_mysql_text(c["originalType"], v, "0x") for c, v in zip(cols, values, strict=True)}
 
     before, after = image(msg["oldColumns"]), image(msg["newColumns"])
     img = after or before
@@ -369,9 +359,7 @@ def carried(out: Path, fmt: str) -> set[tuple[str, str]]:
 def test_same_seed_same_bytes(tmp_path, faulty):
     """Same options, byte-identical files, also when the formats are spread over two processes."""
     again = tmp_path / "again"
-    opts = Options(
-        seed=42, changes=CHANGES, out=again, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3
-    )
+    opts = Options(seed=42, changes=CHANGES, out=again, duplicates=0.05, out_of_order=True, malformed=0.03, batches=3)
     opts.jobs = 2
     generate(opts)
     first = sorted(p.relative_to(faulty) for p in faulty.rglob("*") if p.is_file())
@@ -429,9 +417,7 @@ def test_decoded_changes_equal_the_truth(clean, fmt):
     got: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
     for ch in decoded_changes(clean, fmt):
         commit = datetime.fromtimestamp(ch["commit_ms"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-        got[(ch["database"], ch["table"], key_of(ch["key"]))].append(
-            (ch["op"], ch["before"], ch["after"], commit)
-        )
+        got[(ch["database"], ch["table"], key_of(ch["key"]))].append((ch["op"], ch["before"], ch["after"], commit))
     assert sum(map(len, got.values())) == sum(map(len, expected.values()))
     assert got.keys() == expected.keys()
     for k in expected:
@@ -459,11 +445,7 @@ def test_replayed_state_is_the_truths_current_state(clean, fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_faulty_stream_dedupes_to_the_truth(faulty, fmt):
     """Drop the listed malformed records, dedupe, sort by source order: the truth's final state again."""
-    bad = {
-        (b["topic"], b["partition"], b["offset"])
-        for b in truth(faulty, "malformed.jsonl")
-        if b["format"] == fmt
-    }
+    bad = {(b["topic"], b["partition"], b["offset"]) for b in truth(faulty, "malformed.jsonl") if b["format"] == fmt}
     unique: dict[tuple[Any, ...], dict[str, Any]] = {}
     for rec in records(faulty, fmt):
         if (rec["topic"], rec["partition"], rec["offset"]) in bad:
@@ -514,9 +496,7 @@ def test_alter_table_adds_the_column_midway(clean):
             after += 1
     assert before and after
     assert any(
-        row["image"].get("coupon_code") is not None
-        for row in truth(clean, "history.jsonl")
-        if row["table"] == "orders"
+        row["image"].get("coupon_code") is not None for row in truth(clean, "history.jsonl") if row["table"] == "orders"
     )
     # the three formats that carry DDL carry this one
     dbz = [json.loads(r["payload"]) for r in records(clean, "debezium") if r["key"] is None]
@@ -572,9 +552,7 @@ def test_history_intervals_chain(clean):
     versions: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for v in truth(clean, "history.jsonl"):
         versions[(v["database"], v["table"], key_of(v["key"]))].append(v)
-    current = {
-        (r["database"], r["table"], key_of(r["key"])): r["image"] for r in truth(clean, "current.jsonl")
-    }
+    current = {(r["database"], r["table"], key_of(r["key"])): r["image"] for r in truth(clean, "current.jsonl")}
     same_second = 0
     for k, vs in versions.items():
         vs.sort(key=lambda v: (v["valid_from"], v["valid_to"] is None, v["valid_to"] or ""))
@@ -676,17 +654,12 @@ def test_summary_counts_every_record(faulty):
         assert info["records"] == len(recs)
         per_tp = Counter(f"{r['topic']}:{r['partition']}" for r in recs)
         assert {tp: sum(kinds.values()) for tp, kinds in info["by_topic_partition"].items()} == per_tp
-        assert info["by_kind"]["malformed"] == sum(
-            1 for b in truth(faulty, "malformed.jsonl") if b["format"] == fmt
-        )
+        assert info["by_kind"]["malformed"] == sum(1 for b in truth(faulty, "malformed.jsonl") if b["format"] == fmt)
 
 
 def test_cli_generate(tmp_path, capsys):
     out = tmp_path / "cli"
-    assert (
-        main(["generate", "--seed", "3", "--changes", "200", "--out", str(out), "--batches", "2", "--quiet"])
-        == 0
-    )
+    assert main(["generate", "--seed", "3", "--changes", "200", "--out", str(out), "--batches", "2", "--quiet"]) == 0
     assert "200 MySQL" in capsys.readouterr().out
     assert (out / "debezium-1.jsonl").exists() and (out / "truth" / "current.jsonl").exists()
     # a rerun with one batch replaces the earlier files

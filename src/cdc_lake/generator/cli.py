@@ -75,12 +75,8 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         ),
     )
     parser.add_argument("--seed", type=int, help="random seed (required unless --demo)")
-    parser.add_argument(
-        "--changes", type=_positive, help="number of MySQL row changes (required unless --demo)"
-    )
-    parser.add_argument(
-        "--out", required=True, metavar="DIR", help="output folder (earlier output is replaced)"
-    )
+    parser.add_argument("--changes", type=_positive, help="number of MySQL row changes (required unless --demo)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (earlier output is replaced)")
     parser.add_argument(
         "--duplicates",
         type=_rate,

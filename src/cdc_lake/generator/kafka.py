@@ -117,9 +117,7 @@ class RecordSink:
         self.malformer = malformer
         self.fault_log = fault_log
         self.files: list[IO[str]] = [
-            (out_dir / batch_file_name(fmt, b, batches)).open(
-                "w", encoding="utf-8", newline="\n", buffering=1 << 20
-            )
+            (out_dir / batch_file_name(fmt, b, batches)).open("w", encoding="utf-8", newline="\n", buffering=1 << 20)
             for b in range(batches)
         ]
         self._buffers: list[list[str]] = [[] for _ in range(batches)]
@@ -147,9 +145,7 @@ class RecordSink:
         else:
             self._write(self.batch, line)
         if faults.duplicates and rng.random() < faults.duplicates:
-            self._schedule(
-                self.emitted + rng.randint(0, 30), ("dup", topic, partition, key, value, ts, offset)
-            )
+            self._schedule(self.emitted + rng.randint(0, 30), ("dup", topic, partition, key, value, ts, offset))
         if faults.malformed and kind == CHANGE and value is not None and rng.random() < faults.malformed:
             broken, why = self.malformer(text(value) or "", rng)
             bad_offset = self._next_offset(topic, partition, MALFORMED)

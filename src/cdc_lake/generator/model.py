@@ -75,9 +75,7 @@ class TableVersion:
         return f"{self.database}.{self.table}"
 
     def with_column(self, column: Column) -> TableVersion:
-        return TableVersion(
-            self.database, self.table, (*self.columns, column), self.pk_names, self.version + 1
-        )
+        return TableVersion(self.database, self.table, (*self.columns, column), self.pk_names, self.version + 1)
 
 
 class Image:

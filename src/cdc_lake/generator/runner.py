@@ -101,9 +101,7 @@ class Options:
                 raise ValueError(f"--{name} must be a rate between 0 and 1")
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown or not self.formats:
-            raise ValueError(
-                f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})"
-            )
+            raise ValueError(f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})")
 
 
 def _clean(out: Path) -> None:
@@ -282,9 +280,7 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
     else:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         with multiprocessing.get_context(method).Pool(len(groups)) as pool:
-            parts = pool.starmap(
-                _produce, [(opts, g, i == 0, progress and i == 0) for i, g in enumerate(groups)]
-            )
+            parts = pool.starmap(_produce, [(opts, g, i == 0, progress and i == 0) for i, g in enumerate(groups)])
 
     # fault logs: one file each, formats in the fixed order (not in the order processes wrote them)
     for log, file_name in FAULT_LOGS:
@@ -296,9 +292,7 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
 
     formats = {fmt: info for part in parts for fmt, info in part["formats"].items()}
     summary = {
-        "options": {
-            k: list(v) if k == "formats" else v for k, v in asdict(opts).items() if k not in ("out", "jobs")
-        },
+        "options": {k: list(v) if k == "formats" else v for k, v in asdict(opts).items() if k not in ("out", "jobs")},
         "partitions": PARTITIONS,
         **parts[0]["workload"],
         "formats": {fmt: formats[fmt] for fmt in selected},

@@ -109,9 +109,7 @@ def build_tables() -> list[TableSpec]:
         (
             _col("order_id", int_type(64, unsigned=True), nullable=False),
             _col("customer_id", int_type(32), None, nullable=False),
-            _col(
-                "status", enum_type("new", "paid", "shipped", "delivered", "cancelled"), None, nullable=False
-            ),
+            _col("status", enum_type("new", "paid", "shipped", "delivered", "cancelled"), None, nullable=False),
             _col("total", decimal_type(10, 2), None, nullable=False),
             _col("placed_at", temporal_type(DATETIME), _now_seconds, nullable=False),
             _col("shipped_at", temporal_type(DATETIME, 3), _now_millis, null_rate=0.4),

@@ -115,8 +115,7 @@ def text_gen(max_len: int) -> ValueGen:
 
 def long_text(rng: Random, now: int) -> str:
     parts = [
-        rng.choice(TRICKY_TEXT) if rng.random() < 0.3 else rng.choice(PLAIN_WORDS)
-        for _ in range(rng.randrange(0, 12))
+        rng.choice(TRICKY_TEXT) if rng.random() < 0.3 else rng.choice(PLAIN_WORDS) for _ in range(rng.randrange(0, 12))
     ]
     return " ".join(parts)
 
@@ -196,9 +195,7 @@ def timestamp_gen(fsp: int) -> ValueGen:
     unit = 10 ** (6 - fsp)
 
     def gen(rng: Random, now: int) -> int:
-        secs = (
-            now - rng.randrange(0, 30 * DAY_SECONDS) if rng.random() < 0.8 else rng.randint(1, 2_147_483_646)
-        )
+        secs = now - rng.randrange(0, 30 * DAY_SECONDS) if rng.random() < 0.8 else rng.randint(1, 2_147_483_646)
         return secs * MICROS + (rng.randrange(0, MICROS, unit) if fsp else 0)
 
     return gen

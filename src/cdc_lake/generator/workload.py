@@ -102,9 +102,7 @@ class TableState:
     def set_version(self, tv: TableVersion) -> None:
         self.version = tv
         self.updatable = tuple(
-            i
-            for i, c in enumerate(tv.columns)
-            if c.name not in tv.pk_names and c.name not in self.spec.frozen
+            i for i, c in enumerate(tv.columns) if c.name not in tv.pk_names and c.name not in self.spec.frozen
         )
 
 
@@ -390,12 +388,8 @@ class Workload:
             self._close(tv, ch.key_canon, live, self.now, True)
             st.remove(key)
 
-    def _close(
-        self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool
-    ) -> None:
-        self.truth.version(
-            tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op, by_delete
-        )
+    def _close(self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool) -> None:
+        self.truth.version(tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op, by_delete)
 
     # ------------------------------------------------------------------ DDL
     def _alter(self) -> DdlEvent:
@@ -434,9 +428,7 @@ class Workload:
         if n == 0 or (r < 0.35 and n < 60):
             row = T.hbase_row_key(self.hbase_next)
             self.hbase_next += 1
-            cells = {
-                q: T.hbase_cell(rng, q) for q in T.HBASE_QUALIFIERS if rng.random() < 0.8 or q == "f_name"
-            }
+            cells = {q: T.hbase_cell(rng, q) for q in T.HBASE_QUALIFIERS if rng.random() < 0.8 or q == "f_name"}
             return self._hbase_emit("c", row, None, cells)
         row = self.hbase_keys[rng.randrange(n)]
         cells = self.hbase_live[row]

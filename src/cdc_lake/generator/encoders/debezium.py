@@ -162,9 +162,7 @@ class _TableMeta:
         convs = [converter(c.type) for c in tv.columns]
         self.names = tv.names
         self.fns = [fn for _, fn in convs]
-        fields = [
-            _field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)
-        ]
+        fields = [_field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)]
         key_fields = [fields[i] for i in tv.pk_idx]
         self.pk = [(tv.names[i], convs[i][1], i) for i in tv.pk_idx]
         value_struct = {"type": "struct", "fields": fields, "optional": True, "name": f"{prefix}.Value"}

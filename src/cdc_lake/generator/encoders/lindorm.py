@@ -136,9 +136,7 @@ class LindormEncoder(Encoder):
         for ev in tx.events:
             tv = ev.table
             meta = self._meta(tv)
-            source = (
-                ',"source":{"version":"' + VERSION + '","db":"' + INSTANCE + '","namespace":' + meta.db_json
-            )
+            source = ',"source":{"version":"' + VERSION + '","db":"' + INSTANCE + '","namespace":' + meta.db_json
             source += ',"table":' + meta.table_json + ',"ts_ms":' + commit_ms + "}}"
             for ch in ev.changes:
                 captured = self.capture_ms(tx.commit_s)
@@ -154,10 +152,7 @@ class LindormEncoder(Encoder):
                     + source
                 )
                 key = encode(
-                    {
-                        name: ch.key_canon[name] if fn is None else fn(ch.image.values[i])
-                        for name, fn, i in meta.pk
-                    }
+                    {name: ch.key_canon[name] if fn is None else fn(ch.image.values[i]) for name, fn, i in meta.pk}
                 )
                 emit(meta.topic, ch.partition_hash % PARTITIONS, key, (meta.value, payload), captured, CHANGE)
                 self.rows += 1

@@ -259,9 +259,7 @@ class TencentDtsEncoder(Encoder):
             TOPIC,
             0,
             None,
-            encode(
-                self._base("COMMIT", position=f"{tx.end_pos}@{file_no}", transactionId=str(tx.xid), **common)
-            ),
+            encode(self._base("COMMIT", position=f"{tx.end_pos}@{file_no}", transactionId=str(tx.xid), **common)),
             captured,
             CONTROL,
         )
