@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.cdc_lake_installed
 
-.PHONY: setup demo test lint build docs clean-lake clean
+.PHONY: setup demo test test-slow lint build docs clean-lake clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -ra || [ $$? -eq 5 ]
 	$(MAKE) lint
+
+# Heavier runs (real processes killed mid-build, larger workloads): CI runs them after `make test`.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -ra -m slow || [ $$? -eq 5 ]
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
