@@ -1,0 +1,13 @@
+-- Every change carries the images its op implies: an insert or snapshot read has an after image
+-- and no before image, an update has both, a delete has a before image and no after image.
+
+select
+    change_id,
+    op,
+    before is not null as has_before,
+    after is not null as has_after
+from {{ ref('cdc_changelog') }}
+where
+    (op in ('c', 'r') and (before is not null or after is null))
+    or (op = 'u' and (before is null or after is null))
+    or (op = 'd' and (before is null or after is not null))
