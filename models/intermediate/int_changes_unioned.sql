@@ -1,5 +1,7 @@
 -- All formats' row changes in the canonical shape, before deduplication. Explicit column lists:
--- every staging model produces exactly these columns.
+-- every staging model produces exactly these columns. The project's table filter (vars
+-- `cdc_include_tables` / `cdc_exclude_tables`, macro `cdc_table_included`) is applied here, once
+-- for every format; int_raw_records_unioned accounts the records it drops as `filtered`.
 
 {%- set columns = [
     'change_id', 'source_format', 'source_system', 'database_name', 'table_name', 'op',
@@ -15,10 +17,36 @@ with canal_flat as (
 
 ),
 
+kafka_river_canal as (
+
+    select {{ columns | join(', ') }}
+    from {{ ref('stg_kafka_river_canal__changes') }}
+
+),
+
+tencent_dts as (
+
+    select {{ columns | join(', ') }}
+    from {{ ref('stg_tencent_dts__changes') }}
+
+),
+
 unioned as (
 
     select * from canal_flat
+    union all
+    select * from kafka_river_canal
+    union all
+    select * from tencent_dts
+
+),
+
+final as (
+
+    select *
+    from unioned
+    where {{ cdc_table_included('database_name', 'table_name') }}
 
 )
 
-select * from unioned
+select * from final

@@ -1,5 +1,6 @@
 -- Every parsed raw record of every format with what it turned out to be (dml, ddl, control,
--- rejected): the base of the quarantine and of the reconciliation.
+-- rejected, or filtered: a dml/ddl record of a table the project's table filter excludes, see
+-- macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
 
 with canal_flat as (
 
@@ -11,6 +12,8 @@ with canal_flat as (
         message_in_record,
         landing_seq,
         landed_at,
+        msg.database as database_name,
+        msg.`table` as table_name,
         record_kind,
         reject_reason,
         rejected_value
@@ -18,10 +21,75 @@ with canal_flat as (
 
 ),
 
+kafka_river_canal as (
+
+    select
+        'kafka_river_canal' as source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        landing_seq,
+        landed_at,
+        database_name,
+        table_name,
+        record_kind,
+        reject_reason,
+        rejected_value
+    from {{ ref('base_kafka_river_canal__messages') }}
+
+),
+
+tencent_dts as (
+
+    select
+        'tencent_dts' as source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        landing_seq,
+        landed_at,
+        database_name,
+        table_name,
+        record_kind,
+        reject_reason,
+        rejected_value
+    from {{ ref('base_tencent_dts__records') }}
+
+),
+
 unioned as (
 
     select * from canal_flat
+    union all
+    select * from kafka_river_canal
+    union all
+    select * from tencent_dts
+
+),
+
+final as (
+
+    select
+        source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        landing_seq,
+        landed_at,
+        database_name,
+        table_name,
+        case
+            when record_kind in ('dml', 'ddl') and not {{ cdc_table_included('database_name', 'table_name') }}
+                then 'filtered'
+            else record_kind
+        end as record_kind,
+        reject_reason,
+        rejected_value
+    from unioned
 
 )
 
-select * from unioned
+select * from final

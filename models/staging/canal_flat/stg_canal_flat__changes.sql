@@ -1,7 +1,11 @@
--- One row per row change of Canal FlatMessage DML. Canal sends every value as MySQL text; `old`
--- holds only the changed columns of an UPDATE (a key with null means "was NULL"), so the full
--- before image is `data` overlaid with `old`. FlatMessage carries no binlog position: changes are
--- ordered by execute time (`es`), then message id, then row index.
+-- One row per row change of Canal FlatMessage DML. Canal sends every value as MySQL text; each
+-- value becomes canonical text with its column's `mysqlType` (enum/set indexes to labels, binary
+-- to hex, fractions trimmed, TIMESTAMP to UTC). `old` holds only the changed columns of an UPDATE
+-- (a key with null means "was NULL"), so the full before image is `data` overlaid with `old`.
+-- FlatMessage carries no binlog position: changes are ordered by execute time (`es`), then
+-- message id, then row index, and identified by their content (one Canal batch shares an `id`
+-- and `es`, so an UPDATE and a DELETE of one row can carry the same coordinates). INIT rows
+-- (full-load rows written by Alibaba Cloud DTS in Canal format) are snapshot reads (`r`).
 
 with messages as (
 
@@ -21,16 +25,19 @@ rows as (
         messages.message_in_record,
         messages.msg,
         r.row_index,
-        r.row_data,
-        messages.msg.old[r.row_index] as row_old,
+        r.data_row as raw_data,
+        messages.msg.old[r.row_index] as raw_old,
+        {{ canonical_mysql_image('r.data_row', 'messages.msg.mysqlType') }} as row_data,
+        {{ canonical_mysql_image('messages.msg.old[r.row_index]', 'messages.msg.mysqlType') }} as row_old,
         array_distinct(messages.msg.pkNames) as key_columns,
         case upper(messages.msg.type)
             when 'INSERT' then 'c'
             when 'UPDATE' then 'u'
             when 'DELETE' then 'd'
+            when 'INIT' then 'r'
         end as op
     from messages
-        lateral view posexplode(messages.msg.data) r as row_index, row_data
+        lateral view posexplode(messages.msg.data) r as row_index, data_row
 
 ),
 
@@ -77,7 +84,9 @@ final as (
         row_index as row_in_message,
         landing_seq,
         {{ change_id(["'canal_flat'", 'msg.database', 'msg.`table`', 'msg.es', 'msg.id',
-                      'row_index', row_key('row_data', 'key_columns')]) }} as change_id
+                      'row_index', row_key('row_data', 'key_columns'), 'op',
+                      'to_json(array_sort(map_entries(raw_data)))',
+                      'to_json(array_sort(map_entries(raw_old)))']) }} as change_id
     from images
 
 )

@@ -63,8 +63,8 @@ classified as (
             when msg is null then 'malformed JSON'
             when msg._corrupt is not null then 'malformed JSON or a field of the wrong type'
             when msg.isDdl then null
-            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') and msg.data is null then null
-            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE')
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and msg.data is null then null
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE', 'INIT')
                 then
                     case
                         when msg.database is null or msg.table is null then 'DML without database or table'
@@ -97,7 +97,7 @@ final as (
             when reject_reason = 'tombstone' then 'control'
             when reject_reason is not null then 'rejected'
             when msg.isDdl then 'ddl'
-            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE') and msg.data is not null then 'dml'
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and msg.data is not null then 'dml'
             else 'control'
         end as record_kind,
         case when reject_reason != 'tombstone' then reject_reason end as reject_reason,

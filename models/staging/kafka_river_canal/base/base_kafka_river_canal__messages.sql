@@ -1,0 +1,134 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        file_format='iceberg',
+    )
+}}
+
+-- Every raw KafkaRiverCanal record parsed once, classified, and kept. A Kafka value holds one
+-- message for one row change: `columns` carries the row (value `v`, type `t`, `null` flag) and,
+-- for an UPDATE, the old value `origin_val` of the columns with `updated` = true.
+
+with source as (
+
+    select *
+    from {{ source('cdc_raw', 'raw_kafka_river_canal') }}
+    where landing_seq > {{ landing_watermark() }}
+
+),
+
+parsed as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        kafka_value,
+        landed_at,
+        landing_seq,
+        {{ parse_json('kafka_value', kafka_river_canal_message_schema()) }} as msg
+    from source
+
+),
+
+columns_read as (
+
+    select
+        *,
+        lower(trim(msg.event)) as event,
+        array_distinct(msg.keys) as key_columns,
+        transform(msg.columns, c -> c.n) as column_names,
+        {{ binlog_position('msg.binlog') }} as binlog_position
+    from parsed
+
+),
+
+checked as (
+
+    select
+        *,
+        -- map_from_entries fails on a null or repeated name: only well-formed column lists are read
+        size(column_names) > 0
+        and not exists(column_names, n -> n is null)
+        and size(array_distinct(column_names)) = size(column_names) as columns_well_formed
+    from columns_read
+
+),
+
+images_read as (
+
+    select
+        *,
+        case when columns_well_formed then map_from_entries(transform(
+            msg.columns, c -> struct(c.n, case when coalesce(c.`null`, false) then null else c.v end)
+        )) end as row_values,
+        -- old values of an UPDATE: only columns flagged updated; absent/null origin_val = was NULL
+        case when columns_well_formed and event = 'u' then map_from_entries(transform(
+            filter(msg.columns, c -> coalesce(c.updated, false)), c -> struct(c.n, c.origin_val)
+        )) end as old_values,
+        case when columns_well_formed then map_from_entries(transform(
+            msg.columns, c -> struct(c.n, c.t)
+        )) end as column_types
+    from checked
+
+),
+
+classified as (
+
+    select
+        *,
+        case
+            when kafka_value is null then 'tombstone'
+            when msg is null then 'malformed JSON'
+            when msg._corrupt is not null then 'malformed JSON or a field of the wrong type'
+            when event is null or event not in ('i', 'u', 'd')
+                then concat('unknown event: ', coalesce(msg.event, '<missing>'))
+            when msg.db is null or msg.`table` is null then 'DML without database or table'
+            when size(coalesce(msg.columns, array())) = 0 then 'DML without columns'
+            when not columns_well_formed then 'column without a name or named twice'
+            when size(coalesce(key_columns, array())) = 0 then 'DML without primary key (keys)'
+            when not {{ key_is_complete('row_values', 'key_columns') }}
+                then 'key column missing from the row image'
+            when binlog_position.file_no is null or binlog_position.pos is null
+                then concat('unreadable binlog position: ', coalesce(msg.binlog, '<missing>'))
+            when msg.`time` is null then 'DML without commit time (time)'
+        end as reject_reason
+    from images_read
+
+),
+
+final as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        landed_at,
+        landing_seq,
+        0 as message_in_record,
+        case
+            when reject_reason = 'tombstone' then 'control'
+            when reject_reason is not null then 'rejected'
+            else 'dml'
+        end as record_kind,
+        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
+        -- the raw text is kept only where someone must read it: in the quarantine
+        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        msg.db as database_name,
+        msg.`table` as table_name,
+        case event when 'i' then 'c' when 'u' then 'u' when 'd' then 'd' end as op,
+        key_columns,
+        binlog_position.file_no as binlog_file_no,
+        binlog_position.pos as binlog_pos,
+        row_values,
+        old_values,
+        column_types,
+        msg
+    from classified
+
+)
+
+select * from final

@@ -1,0 +1,74 @@
+-- One row per KafkaRiverCanal message (each message is one row change), in the canonical change
+-- shape. The after image is `v` of every column (null when `null` is true); the before image of
+-- an UPDATE is the after image overlaid with `origin_val` on the columns flagged `updated` (an
+-- updated column without origin_val was NULL); a DELETE's `v` is the before image. Ordered by
+-- binlog file number and position (as numbers), then commit time.
+
+with messages as (
+
+    select *
+    from {{ ref('base_kafka_river_canal__messages') }}
+    where record_kind = 'dml'
+
+),
+
+images as (
+
+    select
+        *,
+        {{ canonical_mysql_image('row_values', 'column_types') }} as row_image,
+        {{ canonical_mysql_image('old_values', 'column_types') }} as old_image
+    from messages
+
+),
+
+changes as (
+
+    select
+        *,
+        case
+            when op = 'u' then map_concat(
+                map_filter(row_image, (k, v) -> not map_contains_key(old_image, k)),
+                old_image
+            )
+            when op = 'd' then row_image
+        end as before_image,
+        case when op != 'd' then row_image end as after_image,
+        {{ topic_source_system('kafka_topic') }} as source_system,
+        {{ row_key('row_image', 'key_columns') }} as row_key_text
+    from images
+
+),
+
+final as (
+
+    select
+        'kafka_river_canal' as source_format,
+        source_system,
+        database_name,
+        table_name,
+        op,
+        key_columns,
+        row_key_text as row_key,
+        map_filter(row_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
+        before_image as before,
+        after_image as after,
+        column_types,
+        timestamp_millis(msg.`time`) as commit_ts,
+        timestamp_millis(msg.canalTime) as capture_ts,
+        {{ change_order(['binlog_file_no', 'binlog_pos', '0', 'msg.`time`',
+                         'kafka_partition', 'kafka_offset']) }} as change_order,
+        msg.binlog as source_position,
+        cast(null as string) as gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as row_in_message,
+        landing_seq,
+        {{ change_id(["'kafka_river_canal'", 'source_system', 'database_name', 'table_name',
+                      'binlog_file_no', 'binlog_pos', 'op', 'row_key_text']) }} as change_id
+    from changes
+
+)
+
+select * from final

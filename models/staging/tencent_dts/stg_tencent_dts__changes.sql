@@ -1,0 +1,83 @@
+-- One row per Tencent DTS DML record (each record is one row change), in the canonical change
+-- shape. `oldColumns` is the before image and `newColumns` the after image; an UPDATE's old image
+-- sent as a partial object is completed from the new image. Values become canonical text with
+-- the columns' `originalType` (binary arrives as 0x-hex). Ordered by binlog file number and end
+-- position (as numbers), then the record `id` (rows of one event share a position), then time.
+
+with messages as (
+
+    select *
+    from {{ ref('base_tencent_dts__records') }}
+    where record_kind = 'dml'
+
+),
+
+images as (
+
+    select
+        *,
+        {{ canonical_mysql_image('old_values', 'column_types', binary_encoding='hex') }} as old_image,
+        {{ canonical_mysql_image('new_values', 'column_types', binary_encoding='hex') }} as new_image
+    from messages
+
+),
+
+changes as (
+
+    select
+        *,
+        case
+            when op = 'u' then map_concat(
+                map_filter(new_image, (k, v) -> not map_contains_key(old_image, k)),
+                old_image
+            )
+            when op = 'd' then old_image
+        end as before_image,
+        case when op != 'd' then new_image end as after_image,
+        case when op = 'd' then old_image else new_image end as key_image,
+        coalesce(msg.serverId, {{ topic_source_system('kafka_topic') }}) as source_system
+    from images
+
+),
+
+keyed as (
+
+    select
+        *,
+        {{ row_key('key_image', 'key_columns') }} as row_key_text
+    from changes
+
+),
+
+final as (
+
+    select
+        'tencent_dts' as source_format,
+        source_system,
+        database_name,
+        table_name,
+        op,
+        key_columns,
+        row_key_text as row_key,
+        map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
+        before_image as before,
+        after_image as after,
+        column_types,
+        timestamp_seconds(msg.`timestamp`) as commit_ts,
+        timestamp_millis(msg.readerTimestamp) as capture_ts,
+        {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.`timestamp`',
+                         'kafka_partition', 'kafka_offset']) }} as change_order,
+        concat_ws(' ', msg.fileName, msg.`position`, concat('id ', msg.id)) as source_position,
+        msg.gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as row_in_message,
+        landing_seq,
+        {{ change_id(["'tencent_dts'", 'source_system', 'database_name', 'table_name',
+                      'binlog_file_no', 'binlog_pos', 'op', 'row_key_text']) }} as change_id
+    from keyed
+
+)
+
+select * from final
