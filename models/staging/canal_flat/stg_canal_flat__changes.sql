@@ -83,8 +83,8 @@ final as (
         kafka_offset,
         row_index as row_in_message,
         landing_seq,
-        {{ change_id(["'canal_flat'", 'msg.database', 'msg.`table`', 'msg.es', 'msg.id',
-                      'row_index', row_key('row_data', 'key_columns'), 'op',
+        {{ change_id(["'canal_flat'", topic_source_system('kafka_topic'), 'msg.database', 'msg.`table`',
+                      'msg.es', 'msg.id', 'row_index', row_key('row_data', 'key_columns'), 'op',
                       'to_json(array_sort(map_entries(raw_data)))',
                       'to_json(array_sort(map_entries(raw_old)))']) }} as change_id
     from images

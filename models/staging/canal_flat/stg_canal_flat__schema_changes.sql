@@ -27,7 +27,8 @@ final as (
         kafka_partition,
         kafka_offset,
         landing_seq,
-        {{ change_id(["'canal_flat'", 'msg.database', 'msg.`table`', 'msg.es', 'msg.id', 'msg.`sql`']) }}
+        {{ change_id(["'canal_flat'", topic_source_system('kafka_topic'), 'msg.database', 'msg.`table`',
+                      'msg.es', 'msg.id', 'msg.`sql`']) }}
             as schema_change_id
     from messages
 

@@ -1,0 +1,162 @@
+"""Canal FlatMessage against Apache Flink's canal-json test files (conformance/flink/canal-*.txt).
+
+The change log of each file, replayed as Flink row kinds (insert/snapshot read -> +I; update ->
+-U before, +U after; delete -> -D), must equal the rows the Flink test expects, in order; the
+current state must equal the final state those rows imply. One build covers the three files, each
+landed on its own topic (so its own source_system); the table filter var reproduces Flink's
+`database.include = "^my.*"`, `table.include = "^prod.*"` for the filter-table file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CONFORMANCE
+
+FLINK = CONFORMANCE / "flink"
+COLUMNS = ["id", "name", "description", "weight"]
+FILES = ["canal-data", "canal-data-filter-table", "canal-data-with-init"]
+TABLE_FILTER = {
+    # Flink's database regex "^my.*" and table regex "^prod.*" as one `database.table` pattern;
+    # the other two files' database stays included.
+    "cdc_include_tables": [r"inventory\..*", r"my[^.]*\.prod.*"],
+}
+ROW = re.compile(r"^([+-][IUD])\((.*)\)$")
+
+
+def expected_rows(name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The '## Expected rows' block of <name>.expected.txt as (row kind, (id, name, description, weight))."""
+    text = (FLINK / f"{name}.expected.txt").read_text(encoding="utf-8")
+    block = text.split("## Expected rows", 1)[1].splitlines()[1:]
+    rows = []
+    for line in block:
+        match = ROW.match(line.strip())
+        if not match:
+            continue
+        kind, body = match.groups()
+        row_id, rest = body.split(",", 1)
+        rest, weight = rest.rsplit(",", 1)
+        row_name, description = rest.split(",", 1)
+        rows.append((kind, (row_id, row_name, description, weight)))
+    count = re.search(r"## Expected rows \((\d+)\)", text)
+    assert count and len(rows) == int(count.group(1)), f"could not read the rows of {name}.expected.txt"
+    return rows
+
+
+def as_flink(image: dict[str, str | None] | None) -> tuple[str, ...]:
+    assert image is not None
+    return tuple("null" if image.get(c) is None else image[c] for c in COLUMNS)
+
+
+def replay(changes: list[dict]) -> list[tuple[str, tuple[str, ...]]]:
+    rows = []
+    for change in changes:
+        if change["op"] in ("c", "r"):
+            rows.append(("+I", as_flink(change["after"])))
+        elif change["op"] == "u":
+            rows.append(("-U", as_flink(change["before"])))
+            rows.append(("+U", as_flink(change["after"])))
+        elif change["op"] == "d":
+            rows.append(("-D", as_flink(change["before"])))
+        else:
+            raise AssertionError(f"unexpected op {change['op']!r}")
+    return rows
+
+
+def final_state(rows: list[tuple[str, tuple[str, ...]]]) -> dict[str, tuple[bool, tuple[str, ...]]]:
+    """row key -> (is_deleted, last image) implied by an ordered list of Flink rows."""
+    state: dict[str, tuple[bool, tuple[str, ...]]] = {}
+    for kind, row in rows:
+        if kind in ("+I", "+U"):
+            state[row[0]] = (False, row)
+        elif kind == "-D":
+            state[row[0]] = (True, row)
+    return state
+
+
+@pytest.fixture(scope="module")
+def built(lake):
+    for name in FILES:
+        lake.land("canal_flat", FLINK / f"{name}.txt", raw_values=True, topic=name)
+    lake.build("--vars", json.dumps(TABLE_FILTER))
+    return lake
+
+
+def changes_of(lake, topic: str) -> list[dict]:
+    return lake.rows(
+        "select op, before, after, table_name, database_name from {schema}.cdc_changelog "
+        f"where kafka_topic = '{topic}' order by change_order"
+    )
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_changelog_replays_flink_rows_exactly(built, name):
+    expected = expected_rows(name)
+    actual = replay(changes_of(built, name))
+    assert actual == expected
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_current_state_is_the_final_state_of_the_expected_rows(built, name):
+    expected = final_state(expected_rows(name))
+    rows = built.rows(
+        "select row_key, is_deleted, image from {schema}.cdc_current "
+        f"where source_system = '{name}'"
+    )
+    actual = {r["row_key"]: (r["is_deleted"], as_flink(r["image"])) for r in rows}
+    assert actual == expected
+
+
+def test_filter_table_accounts_for_every_record(built):
+    kinds = built.rows(
+        "select record_kind, database_name, table_name, count(*) as n "
+        "from {schema}.int_raw_records_unioned where kafka_topic = 'canal-data-filter-table' "
+        "group by record_kind, database_name, table_name"
+    )
+    got = {(r["record_kind"], r["table_name"]): r["n"] for r in kinds}
+    # 16 records: 10 DML of mydb.product kept; orders (CREATE, INSERT, UPDATE, DELETE), the
+    # projects CREATE and the project INSERT filtered out, not dropped silently.
+    assert got == {
+        ("dml", "product"): 10,
+        ("filtered", "orders"): 4,
+        ("filtered", "projects"): 1,
+        ("filtered", "project"): 1,
+    }
+    lines = [x for x in (FLINK / "canal-data-filter-table.txt").read_text().splitlines() if x.strip()]
+    assert sum(got.values()) == len(lines)
+    assert built.rows(
+        "select count(*) as n from {schema}.cdc_changelog where kafka_topic = 'canal-data-filter-table' "
+        "and table_name != 'product'"
+    ) == [{"n": 0}]
+    assert built.rows(
+        "select count(*) as n from {schema}.cdc_schema_changes where kafka_topic = 'canal-data-filter-table'"
+    ) == [{"n": 0}]
+
+
+def test_ddl_and_init_rows(built):
+    ddl = built.rows(
+        "select ddl_type, table_name from {schema}.cdc_schema_changes where kafka_topic = 'canal-data'"
+    )
+    assert ddl == [{"ddl_type": "CREATE", "table_name": "user02"}]
+    # INIT (full-load rows of Alibaba Cloud DTS) are snapshot reads; the extra field "other" is kept
+    # in the image (the Flink projection ignores it).
+    init = built.rows(
+        "select op, after from {schema}.cdc_changelog where kafka_topic = 'canal-data-with-init' "
+        "and row_in_message = 0 and op = 'r'"
+    )
+    assert len(init) == 1 and init[0]["after"]["other"] == "val1"
+    assert built.rows(
+        "select count(*) as n from {schema}.cdc_changelog where kafka_topic = 'canal-data-with-init' and op = 'r'"
+    ) == [{"n": 9}]
+
+
+def test_filter_var_is_a_whole_name_regex():
+    # guard the test's own assumption: the pattern keeps product, drops orders/projects/project
+    pattern = re.compile(r"(?:" + TABLE_FILTER["cdc_include_tables"][1] + r")")
+    kept = [t for t in ("product", "orders", "projects", "project") if pattern.fullmatch(f"mydb.{t}")]
+    assert kept == ["product"]
+    assert Path(FLINK / "canal-data-filter-table.txt").exists()
