@@ -89,10 +89,11 @@ def test_order_comes_from_the_position_not_from_landing(built):
         "order by source_system"
     )
     assert [(r["source_system"], r["row_key"], r["is_deleted"], r["op"]) for r in current] == [
-        (REVERSED_TOPIC, "126", True, "d"),
         (TOPIC, "126", True, "d"),
+        (REVERSED_TOPIC, "126", True, "d"),
     ]
-    assert current[1]["image"] == {"order_id": "126", "x_id": "123456", "phone": "13264494028"}
+    assert current[0]["image"] == current[1]["image"]
+    assert current[0]["image"] == {"order_id": "126", "x_id": "123456", "phone": "13264494028"}
 
 
 def test_history_has_two_versions_closed_by_the_delete(built):
