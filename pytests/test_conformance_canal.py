@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import CONFORMANCE
 
 FLINK = CONFORMANCE / "flink"
@@ -150,7 +149,8 @@ def test_ddl_and_init_rows(built):
     )
     assert len(init) == 1 and init[0]["after"]["other"] == "val1"
     assert built.rows(
-        "select count(*) as n from {schema}.cdc_changelog where kafka_topic = 'canal-data-with-init' and op = 'r'"
+        "select count(*) as n from {schema}.cdc_changelog "
+        "where kafka_topic = 'canal-data-with-init' and op = 'r'"
     ) == [{"n": 9}]
 
 

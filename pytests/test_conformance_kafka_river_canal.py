@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CONFORMANCE
 
 from cdc_lake.harness import kcat_lines
-from conftest import CONFORMANCE
 
 EXAMPLES = CONFORMANCE / "kafkarivercanal" / "canalx-protocol-examples.jsonl"
 TOPIC = "canalx-protocol-examples"

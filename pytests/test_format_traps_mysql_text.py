@@ -123,16 +123,19 @@ DTS_RECORDS = [
     dts(7, "UPDATE", "9999@9", fileName="mysql-bin.000009",
         oldColumns=["2", "0x0fff", "2024-02-29 20:05:00", None, "a"],
         newColumns=["2", "0x0fff", "2024-02-29 20:05:00", "first", "a"]),
-    dts(9, "DELETE", "400@10", oldColumns=["1", "0x0aff", "2024-02-29 20:05:00.5", None, "b"], newColumns=None),
+    dts(9, "DELETE", "400@10", oldColumns=["1", "0x0aff", "2024-02-29 20:05:00.5", None, "b"],
+        newColumns=None),
     dts(10, "DDL", "500@10", sql="ALTER TABLE items ADD COLUMN x int", executionTime=0),
     # 10-14: rejects
     dts(11, "FOO", "510@10"),
-    dts(12, "INSERT", "520@10", schemaName=None, tableName=None, objectName=None, newColumns=["3", None, None, None, None]),
+    dts(12, "INSERT", "520@10", schemaName=None, tableName=None, objectName=None,
+        newColumns=["3", None, None, None, None]),
     dts(13, "INSERT", "530@10", newColumns={"payload": "0x00"}),
     dts(14, "INSERT", "540@10", newColumns=["4", None]),
     "not json",
     # 15: excluded table
-    dts(15, "INSERT", "550@10", schemaName="traps", tableName="ignored_items", objectName="traps.ignored_items",
+    dts(15, "INSERT", "550@10", schemaName="traps", tableName="ignored_items",
+        objectName="traps.ignored_items",
         newColumns=["5", None, None, None, None]),
 ]
 DTS_REJECTS = {
@@ -271,20 +274,28 @@ def test_tencent_images_in_both_shapes(built):
         ("c", "1"), ("c", "2"), ("u", "2"), ("u", "2"), ("d", "1"),
     ]
     assert {r["source_system"] for r in rows} == {"7001"}
-    assert rows[0]["after"] == {"id": "1", "payload": "0aff", "ts": "2024-02-29 12:05:00.5", "note": None, "st": "b"}
-    assert rows[1]["after"] == {"id": "2", "payload": "0fff", "ts": "2024-02-29 12:05:00", "note": None, "st": "a"}
+    assert rows[0]["after"] == {
+        "id": "1", "payload": "0aff", "ts": "2024-02-29 12:05:00.5", "note": None, "st": "b",
+    }
+    assert rows[1]["after"] == {
+        "id": "2", "payload": "0fff", "ts": "2024-02-29 12:05:00", "note": None, "st": "a",
+    }
     # rows of one event share the position; the record id orders them
     assert rows[0]["change_order"] < rows[1]["change_order"]
     # file 9 before file 10 (numbers), whatever the landing order
-    assert [(r["before"]["note"], r["after"]["note"]) for r in rows[2:4]] == [(None, "first"), ("first", "second")]
+    notes = [(r["before"]["note"], r["after"]["note"]) for r in rows[2:4]]
+    assert notes == [(None, "first"), ("first", "second")]
     # a partial object as old image is completed from the new image
-    assert rows[3]["before"] == {"id": "2", "payload": "0fff", "ts": "2024-02-29 12:05:00", "note": "first", "st": "a"}
+    assert rows[3]["before"] == {
+        "id": "2", "payload": "0fff", "ts": "2024-02-29 12:05:00", "note": "first", "st": "a",
+    }
     assert rows[4]["after"] is None and rows[4]["before"]["st"] == "b"
 
 
 def test_tencent_current_and_ddl(built):
     current = built.rows(
-        "select row_key, is_deleted, image from {schema}.cdc_current where source_system = '7001' order by row_key"
+        "select row_key, is_deleted, image from {schema}.cdc_current "
+        "where source_system = '7001' order by row_key"
     )
     assert [(r["row_key"], r["is_deleted"]) for r in current] == [("1", True), ("2", False)]
     assert current[1]["image"]["note"] == "second"
@@ -294,7 +305,8 @@ def test_tencent_current_and_ddl(built):
     )
     assert ddl == [{
         "source_system": "7001", "database_name": "shop", "ddl_type": "ALTER",
-        "ddl_statement": "ALTER TABLE items ADD COLUMN x int", "gtid": "c7c98333-6006-11ed-bfc9-b8cef6e1a231:10",
+        "ddl_statement": "ALTER TABLE items ADD COLUMN x int",
+        "gtid": "c7c98333-6006-11ed-bfc9-b8cef6e1a231:10",
     }]
 
 

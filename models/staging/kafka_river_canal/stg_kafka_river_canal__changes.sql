@@ -27,10 +27,11 @@ changes as (
     select
         *,
         case
-            when op = 'u' then map_concat(
-                map_filter(row_image, (k, v) -> not map_contains_key(old_image, k)),
-                old_image
-            )
+            when op = 'u'
+                then map_concat(
+                    map_filter(row_image, (k, v) -> not map_contains_key(old_image, k)),
+                    old_image
+                )
             when op = 'd' then row_image
         end as before_image,
         case when op != 'd' then row_image end as after_image,
@@ -54,9 +55,9 @@ final as (
         before_image as before,
         after_image as after,
         column_types,
-        timestamp_millis(msg.`time`) as commit_ts,
+        timestamp_millis(msg.time) as commit_ts,
         timestamp_millis(msg.canalTime) as capture_ts,
-        {{ change_order(['binlog_file_no', 'binlog_pos', '0', 'msg.`time`',
+        {{ change_order(['binlog_file_no', 'binlog_pos', '0', 'msg.time',
                          'kafka_partition', 'kafka_offset']) }} as change_order,
         msg.binlog as source_position,
         cast(null as string) as gtid,

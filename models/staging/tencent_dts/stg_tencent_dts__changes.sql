@@ -27,10 +27,11 @@ changes as (
     select
         *,
         case
-            when op = 'u' then map_concat(
-                map_filter(new_image, (k, v) -> not map_contains_key(old_image, k)),
-                old_image
-            )
+            when op = 'u'
+                then map_concat(
+                    map_filter(new_image, (k, v) -> not map_contains_key(old_image, k)),
+                    old_image
+                )
             when op = 'd' then old_image
         end as before_image,
         case when op != 'd' then new_image end as after_image,
@@ -63,11 +64,11 @@ final as (
         before_image as before,
         after_image as after,
         column_types,
-        timestamp_seconds(msg.`timestamp`) as commit_ts,
+        timestamp_seconds(msg.timestamp) as commit_ts,
         timestamp_millis(msg.readerTimestamp) as capture_ts,
-        {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.`timestamp`',
+        {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.timestamp',
                          'kafka_partition', 'kafka_offset']) }} as change_order,
-        concat_ws(' ', msg.fileName, msg.`position`, concat('id ', msg.id)) as source_position,
+        concat_ws(' ', msg.fileName, msg.position, concat('id ', msg.id)) as source_position,
         msg.gtid,
         kafka_topic,
         kafka_partition,

@@ -16,19 +16,19 @@ final as (
         coalesce(msg.serverId, {{ topic_source_system('kafka_topic') }}) as source_system,
         database_name,
         table_name,
-        nullif(upper(regexp_extract(msg.`sql`, '^\\s*([a-zA-Z]+)', 1)), '') as ddl_type,
-        msg.`sql` as ddl_statement,
-        timestamp_seconds(msg.`timestamp`) as commit_ts,
-        {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.`timestamp`',
+        nullif(upper(regexp_extract(msg.sql, '^\\s*([a-zA-Z]+)', 1)), '') as ddl_type,
+        msg.sql as ddl_statement,
+        timestamp_seconds(msg.timestamp) as commit_ts,
+        {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.timestamp',
                          'kafka_partition', 'kafka_offset']) }} as change_order,
-        concat_ws(' ', msg.fileName, msg.`position`, concat('id ', msg.id)) as source_position,
+        concat_ws(' ', msg.fileName, msg.position, concat('id ', msg.id)) as source_position,
         msg.gtid,
         kafka_topic,
         kafka_partition,
         kafka_offset,
         landing_seq,
         {{ change_id(["'tencent_dts'", 'coalesce(msg.serverId, ' ~ topic_source_system('kafka_topic') ~ ')',
-                      'database_name', 'binlog_file_no', 'binlog_pos', 'msg.`sql`']) }} as schema_change_id
+                      'database_name', 'binlog_file_no', 'binlog_pos', 'msg.sql']) }} as schema_change_id
     from records
 
 )

@@ -93,7 +93,7 @@ classified as (
                 then 'key column missing from the row image'
             when binlog_position.file_no is null or binlog_position.pos is null
                 then concat('unreadable binlog position: ', coalesce(msg.binlog, '<missing>'))
-            when msg.`time` is null then 'DML without commit time (time)'
+            when msg.time is null then 'DML without commit time (time)'
         end as reject_reason
     from images_read
 

@@ -52,7 +52,7 @@ records as (
             when size(coalesce(msg.pkNames, array())) > 0 then array_distinct(msg.pkNames)
             else transform(filter(msg.columns, c -> coalesce(c.isKey, false)), c -> c.name)
         end as key_columns,
-        {{ binlog_position('msg.`position`') }} as binlog_position,
+        {{ binlog_position('msg.position') }} as binlog_position,
         try_cast(msg.id as bigint) as record_id
     from parsed
 
@@ -85,6 +85,15 @@ images_read as (
 
 ),
 
+keyed as (
+
+    select
+        *,
+        case when message_type = 'DELETE' then old_values else new_values end as key_values
+    from images_read
+
+),
+
 classified as (
 
     select
@@ -94,27 +103,27 @@ classified as (
             when msg is null then 'malformed JSON'
             when msg._corrupt is not null then 'malformed JSON or a field of the wrong type'
             when message_type in ('BEGIN', 'COMMIT', 'HEARTBEAT', 'CHECKPOINT') then null
-            when message_type = 'DDL' and coalesce(trim(msg.`sql`), '') = '' then 'DDL without statement (sql)'
+            when message_type = 'DDL' and coalesce(trim(msg.sql), '') = '' then 'DDL without statement (sql)'
             when message_type = 'DDL' then null
-            when message_type in ('INSERT', 'UPDATE', 'DELETE') then case
-                when database_name is null or table_name is null then 'DML without database or table'
-                when size(coalesce(msg.columns, array())) = 0 then 'DML without columns'
-                when not columns_well_formed then 'column without a name or named twice'
-                when message_type != 'DELETE' and new_values is null
-                    then 'newColumns missing, unreadable or not aligned with columns'
-                when message_type != 'INSERT' and old_values is null
-                    then 'oldColumns missing, unreadable or not aligned with columns'
-                when size(key_columns) = 0 then 'DML without primary key (pkNames or columns[].isKey)'
-                when not {{ key_is_complete(
-                    "case when message_type = 'DELETE' then old_values else new_values end", 'key_columns') }}
-                    then 'key column missing from the row image'
-                when binlog_position.file_no is null or binlog_position.pos is null
-                    then concat('unreadable position: ', coalesce(msg.`position`, '<missing>'))
-                when msg.`timestamp` is null then 'DML without timestamp'
-            end
+            when message_type in ('INSERT', 'UPDATE', 'DELETE')
+                then case
+                    when database_name is null or table_name is null then 'DML without database or table'
+                    when size(coalesce(msg.columns, array())) = 0 then 'DML without columns'
+                    when not columns_well_formed then 'column without a name or named twice'
+                    when message_type != 'DELETE' and new_values is null
+                        then 'newColumns missing, unreadable or not aligned with columns'
+                    when message_type != 'INSERT' and old_values is null
+                        then 'oldColumns missing, unreadable or not aligned with columns'
+                    when size(key_columns) = 0 then 'DML without primary key (pkNames or columns[].isKey)'
+                    when not {{ key_is_complete('key_values', 'key_columns') }}
+                        then 'key column missing from the row image'
+                    when binlog_position.file_no is null or binlog_position.pos is null
+                        then concat('unreadable position: ', coalesce(msg.position, '<missing>'))
+                    when msg.timestamp is null then 'DML without timestamp'
+                end
             else concat('unknown messageType: ', coalesce(msg.messageType, '<missing>'))
         end as reject_reason
-    from images_read
+    from keyed
 
 ),
 
