@@ -55,7 +55,7 @@ tencent_dts as (
         record_kind,
         reject_reason,
         rejected_value
-    from {{ ref('base_tencent_dts__records') }}
+    from {{ ref('base_tencent_dts__messages') }}
 
 ),
 

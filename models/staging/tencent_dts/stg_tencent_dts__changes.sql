@@ -7,7 +7,7 @@
 with messages as (
 
     select *
-    from {{ ref('base_tencent_dts__records') }}
+    from {{ ref('base_tencent_dts__messages') }}
     where record_kind = 'dml'
 
 ),

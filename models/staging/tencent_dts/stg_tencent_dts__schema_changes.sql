@@ -4,7 +4,7 @@
 with records as (
 
     select *
-    from {{ ref('base_tencent_dts__records') }}
+    from {{ ref('base_tencent_dts__messages') }}
     where record_kind = 'ddl'
 
 ),
