@@ -31,6 +31,20 @@ tencent_dts as (
 
 ),
 
+debezium as (
+
+    select {{ columns | join(', ') }}
+    from {{ ref('stg_debezium__changes') }}
+
+),
+
+lindorm as (
+
+    select {{ columns | join(', ') }}
+    from {{ ref('stg_lindorm__changes') }}
+
+),
+
 unioned as (
 
     select * from canal_flat
@@ -38,6 +52,10 @@ unioned as (
     select * from kafka_river_canal
     union all
     select * from tencent_dts
+    union all
+    select * from debezium
+    union all
+    select * from lindorm
 
 ),
 

@@ -59,6 +59,44 @@ tencent_dts as (
 
 ),
 
+debezium as (
+
+    select
+        'debezium' as source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        landing_seq,
+        landed_at,
+        database_name,
+        table_name,
+        record_kind,
+        reject_reason,
+        rejected_value
+    from {{ ref('base_debezium__messages') }}
+
+),
+
+lindorm as (
+
+    select
+        'lindorm' as source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        message_in_record,
+        landing_seq,
+        landed_at,
+        database_name,
+        table_name,
+        record_kind,
+        reject_reason,
+        rejected_value
+    from {{ ref('base_lindorm__messages') }}
+
+),
+
 unioned as (
 
     select * from canal_flat
@@ -66,6 +104,10 @@ unioned as (
     select * from kafka_river_canal
     union all
     select * from tencent_dts
+    union all
+    select * from debezium
+    union all
+    select * from lindorm
 
 ),
 

@@ -45,11 +45,35 @@ tencent_dts as (
 
 ),
 
+debezium as (
+
+    select
+        schema_change_id,
+        source_format,
+        source_system,
+        database_name,
+        table_name,
+        ddl_type,
+        ddl_statement,
+        commit_ts,
+        change_order,
+        source_position,
+        gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        landing_seq
+    from {{ ref('stg_debezium__schema_changes') }}
+
+),
+
 unioned as (
 
     select * from canal_flat
     union all
     select * from tencent_dts
+    union all
+    select * from debezium
 
 ),
 

@@ -1,0 +1,42 @@
+{% macro connect_value_text(value, decoder, parameters, boolean_as_bit=true) %}
+    {#- Canonical text (docs/canonical_values.md) of one value of a Kafka Connect JSON record.
+        `value`: the value as `from_json` reads it into map<string,string> (JSON text of numbers,
+        booleans and nested objects; strings unquoted). `decoder`: the tag `connect_decoder` gave
+        the field (null: no schema, the value is kept as sent). `parameters`: the field's schema
+        parameters (Decimal `scale`). `boolean_as_bit`: booleans as MySQL BIT(1)/TINYINT(1) `1`/`0`
+        (else `true`/`false`). Null when a value does not decode (bad base64, text in an integer
+        field, ...), which the base models report as an undecodable value. Arguments are repeated:
+        pass lambda variables or map lookups. -#}
+    {%- set v = value -%}
+    {%- set b64_hex = "hex(try_to_binary(" ~ v ~ ", 'base64'))" -%}
+    case
+        when {{ v }} is null then null
+        when {{ decoder }} is null then {{ v }}
+        when {{ decoder }} = 'text' then {{ v }}
+        when {{ decoder }} = 'integer' then if({{ v }} rlike '^-?[0-9]+$', {{ v }}, null)
+        when {{ decoder }} = 'float' then cast(try_cast({{ v }} as float) as string)
+        when {{ decoder }} = 'double' then cast(try_cast({{ v }} as double) as string)
+        when {{ decoder }} = 'boolean' then
+            {%- if boolean_as_bit %} case {{ v }} when 'true' then '1' when 'false' then '0' end
+            {%- else %} case when {{ v }} in ('true', 'false') then {{ v }} end
+            {%- endif %}
+        when {{ decoder }} = 'decimal' and ({{ v }} rlike '[.-]' or {{ v }} rlike '^[0-9]+$' and try_to_binary({{ v }}, 'base64') is null)
+            then {{ plain_decimal_text(v, parameters ~ "['scale']") }}
+        when {{ decoder }} = 'decimal' then
+            {{ scaled_decimal_text(twos_complement_text(b64_hex), parameters ~ "['scale']") }}
+        when {{ decoder }} = 'variable_scale_decimal' then {{ scaled_decimal_text(
+            twos_complement_text("hex(try_to_binary(get_json_object(" ~ v ~ ", '$.value'), 'base64'))"),
+            "get_json_object(" ~ v ~ ", '$.scale')") }}
+        when {{ decoder }} = 'bytes' then lower({{ b64_hex }})
+        when {{ decoder }} = 'bits' then {{ little_endian_unsigned_text(b64_hex) }}
+        when {{ decoder }} = 'epoch_day' then cast(date_add(date'1970-01-01', try_cast({{ v }} as int)) as string)
+        when {{ decoder }} = 'epoch_milli' then {{ epoch_datetime_text(v, 1000, 3) }}
+        when {{ decoder }} = 'epoch_micro' then {{ epoch_datetime_text(v, 1000000, 6) }}
+        when {{ decoder }} = 'epoch_nano' then {{ epoch_datetime_text(v, 1000000000, 9) }}
+        when {{ decoder }} = 'zoned_timestamp' then {{ epoch_datetime_text('unix_micros(try_cast(' ~ v ~ ' as timestamp))', 1000000, 6) }}
+        when {{ decoder }} = 'time_milli' then {{ duration_time_text(v, 1000, 3) }}
+        when {{ decoder }} = 'time_micro' then {{ duration_time_text(v, 1000000, 6) }}
+        when {{ decoder }} = 'time_nano' then {{ duration_time_text(v, 1000000000, 9) }}
+        else {{ v }}
+    end
+{%- endmacro %}

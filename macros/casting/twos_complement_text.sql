@@ -1,0 +1,46 @@
+{% macro twos_complement_text(hex_value) %}
+    {#- Decimal text of a signed big-endian two's-complement integer given as uppercase hex digits
+        (as Spark's `hex()` prints bytes), of any length. Up to 8 bytes, `conv` reads it as a
+        signed 64-bit number. Longer values (DECIMAL above 18 digits, up to MySQL's 65) use exact
+        base-10^9 arithmetic with higher-order functions: the magnitude's hex (for a negative
+        value the bitwise NOT, plus 1 added to the last chunk) is read 7 hex digits at a time,
+        multiplying the limbs by 2^28 at each step. '0' for no bytes, null for null.
+        `hex_value` is repeated: pass a column, lambda variable or cheap expression. -#}
+    {%- set h = hex_value -%}
+    {%- set negative = "substr(" ~ h ~ ", 1, 1) >= '8'" -%}
+    {%- set magnitude = "if(" ~ negative ~ ", translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210'), " ~ h ~ ")" -%}
+    {#- chunk i (from the left) of 7 hex digits; the first chunk takes the remainder -#}
+    {%- set head = "(length(" ~ h ~ ") - (ceil(length(" ~ h ~ ") / 7.0) - 1) * 7)" -%}
+    {%- set chunks = "transform(sequence(0, cast(ceil(length(" ~ h ~ ") / 7.0) as int) - 1), tc_i -> "
+        ~ "cast(conv(if(tc_i = 0, substr(" ~ magnitude ~ ", 1, " ~ head ~ "), "
+        ~ "substr(" ~ magnitude ~ ", " ~ head ~ " + (tc_i - 1) * 7 + 1, 7)), 16, 10) as bigint) "
+        ~ "+ if(" ~ negative ~ " and tc_i = cast(ceil(length(" ~ h ~ ") / 7.0) as int) - 1, 1, 0))" -%}
+    case
+        when {{ h }} is null then null
+        when {{ h }} = '' then '0'
+        when length({{ h }}) <= 16 then conv(lpad({{ h }}, 16, if({{ negative }}, 'F', '0')), 16, -10)
+        else concat(
+            if({{ negative }}, '-', ''),
+            regexp_replace(array_join(transform(
+                reverse(aggregate(
+                    {{ chunks }},
+                    cast(array() as array<bigint>),
+                    (tc_limbs, tc_chunk) -> {{ _limbs_times_2_28_plus('tc_limbs', 'tc_chunk') }}
+                )),
+                (tc_limb, tc_j) -> if(tc_j = 0, cast(tc_limb as string), lpad(cast(tc_limb as string), 9, '0'))
+            ), ''), '^0+(?=[0-9])', '')
+        )
+    end
+{%- endmacro %}
+
+
+{% macro _limbs_times_2_28_plus(limbs, addend) %}
+    {#- limbs * 2^28 + addend for base-10^9 limbs (least significant first, array<bigint>); the
+        addend is at most 2^28, so no intermediate value exceeds a bigint. -#}
+    aggregate({{ limbs }},
+        named_struct('out', cast(array() as array<bigint>), 'carry', cast({{ addend }} as bigint)),
+        (ma_s, ma_limb) -> named_struct(
+            'out', concat(ma_s.out, array((ma_limb * 268435456 + ma_s.carry) % 1000000000)),
+            'carry', (ma_limb * 268435456 + ma_s.carry) div 1000000000),
+        ma_s -> if(ma_s.carry > 0 or size(ma_s.out) = 0, concat(ma_s.out, array(ma_s.carry)), ma_s.out))
+{%- endmacro %}

@@ -1,0 +1,22 @@
+{% macro configured_primary_keys(database_name, table_name) %}
+    {#- Primary-key columns declared for a table in the `cdc_primary_keys` var
+        ({"<database>.<table>": ["col", ...]}), as array<string>, or null when the table is not
+        listed. For messages that do not carry their key (a Debezium record without Kafka key, a
+        Lindorm SQL table). Names match exactly (case-sensitive). -#}
+    {%- set keys = var('cdc_primary_keys', {}) -%}
+    {%- if keys is not mapping -%}
+        {{ exceptions.raise_compiler_error("var cdc_primary_keys must map '<database>.<table>' to a list of columns") }}
+    {%- endif -%}
+    {%- if keys | length == 0 -%}
+        cast(null as array<string>)
+    {%- else -%}
+        map(
+        {%- for table, columns in keys.items() %}
+            {%- if columns is string or columns is not iterable or columns | length == 0 -%}
+                {{ exceptions.raise_compiler_error("cdc_primary_keys['" ~ table ~ "'] must be a non-empty list of columns") }}
+            {%- endif %}
+            '{{ table | replace("'", "\\'") }}', array({% for column in columns %}'{{ column | replace("'", "\\'") }}'{{ ", " if not loop.last }}{% endfor %}){{ "," if not loop.last }}
+        {%- endfor %}
+        )[concat({{ database_name }}, '.', {{ table_name }})]
+    {%- endif -%}
+{% endmacro %}

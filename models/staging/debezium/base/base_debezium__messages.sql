@@ -1,0 +1,209 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        file_format='iceberg',
+    )
+}}
+
+-- Every raw Debezium / dtle record parsed once, decoded and classified; changes, DDL, control
+-- records and rejects all flow from this table. One Kafka value holds one message: a JsonConverter
+-- envelope (schema + payload) or a bare payload (schemas.enable=false), a dtle schema-change
+-- record, or a tombstone. Row images are decoded here, once, with the logical types of the
+-- message's own schema, so an undecodable value can be rejected with its column.
+
+{%- set payload_fields = debezium_payload_field_names() %}
+
+with source as (
+
+    select *
+    from {{ source('cdc_raw', 'raw_debezium') }}
+    where landing_seq > {{ landing_watermark() }}
+
+),
+
+parsed as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        kafka_key,
+        kafka_value,
+        landed_at,
+        landing_seq,
+        from_json(kafka_key, 'map<string,string>') as key_map,
+        {{ parse_json('kafka_value', debezium_message_schema()) }} as envelope
+    from source
+
+),
+
+unwrapped as (
+
+    select
+        *,
+        -- the envelope's payload, or the top-level fields of a bare payload
+        case
+            when envelope.payload is not null then envelope.payload
+            else struct(
+                {%- for field in payload_fields %}
+                envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
+                {%- endfor %}
+            )
+        end as payload,
+        -- logical type of every column: the schema of the `after` (else `before`) row struct
+        map_from_entries(transform(
+            filter(
+                coalesce(
+                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'after'), 1).fields,
+                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'before'), 1).fields
+                ),
+                c -> c.field is not null
+            ),
+            c -> struct(c.field, struct(c.type as type, c.name as name, c.parameters as parameters))
+        )) as field_schemas
+    from parsed
+
+),
+
+typed as (
+
+    select
+        *,
+        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_decoder('dbz_f') }}) as column_decoders,
+        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types
+    from unwrapped
+
+),
+
+decoded as (
+
+    select
+        *,
+        nullif(concat_ws('.', payload.source.db, payload.source.`schema`), '') as database_name,
+        payload.source.`table` as table_name,
+        -- before and after decoded by one expression
+        transform(
+            array(payload.before, payload.after),
+            dbz_image -> transform_values(
+                dbz_image,
+                (dbz_col, dbz_val) -> {{ connect_value_text(
+                    'dbz_val', 'column_decoders[dbz_col]', 'field_schemas[dbz_col].parameters'
+                ) }}
+            )
+        ) as images
+    from typed
+
+),
+
+split as (
+
+    select
+        *,
+        images[0] as before_image,
+        images[1] as after_image
+    from decoded
+
+),
+
+keyed as (
+
+    select
+        *,
+        case when payload.op = 'd' then before_image else after_image end as key_image,
+        coalesce(
+            {{ kafka_key_columns('key_map') }},
+            {{ configured_primary_keys('database_name', 'table_name') }}
+        ) as key_columns,
+        -- the first column whose value was sent but does not decode
+        element_at(filter(
+            concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
+            k -> payload.before[k] is not null and before_image[k] is null
+                or payload.after[k] is not null and after_image[k] is null
+        ), 1) as undecodable_column
+    from split
+
+),
+
+classified as (
+
+    select
+        *,
+        case
+            when kafka_value is null then 'tombstone'
+            when envelope is null or envelope._corrupt is not null
+                then 'malformed JSON or a field of the wrong type'
+            when payload.ddl is not null then null
+            when payload.op is null and upper(payload.status) in ('BEGIN', 'END') then null
+            when payload.op is null and payload.before is null and payload.after is null
+                and payload.source is null and envelope.`schema` is null
+                and kafka_value rlike '"payload"\\s*:\\s*null' then 'tombstone'
+            when payload.op is null and payload.ts_ms is not null and payload.before is null
+                and payload.after is null and payload.source is null then null
+            when payload.op is null then 'not a Debezium message: no op, ddl or status'
+            when payload.op not in ('c', 'r', 'u', 'd', 't') then concat('unknown op: ', payload.op)
+            when database_name is null or table_name is null then 'DML without database or table'
+            when payload.op = 't' then null
+            when payload.op in ('c', 'r') and payload.after is null then 'insert without after image'
+            when payload.op = 'u' and payload.after is null then 'update without after image'
+            when payload.op = 'u' and payload.before is null
+                then 'update without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
+            when payload.op = 'd' and payload.before is null
+                then 'delete without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
+            when undecodable_column is not null then concat(
+                'undecodable value in column ', undecodable_column, ' (',
+                coalesce(field_schemas[undecodable_column].name, field_schemas[undecodable_column].type), ')'
+            )
+            when key_columns is null or size(key_columns) = 0
+                then 'no primary key: no Kafka key, and var cdc_primary_keys does not list the table'
+            when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'
+        end as reject_reason
+    from keyed
+
+),
+
+final as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        landed_at,
+        landing_seq,
+        0 as message_in_record,
+        case
+            when reject_reason = 'tombstone' then 'control'
+            when reject_reason is not null then 'rejected'
+            when payload.ddl is not null or payload.op = 't' then 'ddl'
+            when payload.op is not null then 'dml'
+            else 'control'
+        end as record_kind,
+        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
+        -- the raw text is kept only where someone must read it: in the quarantine
+        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        payload.op,
+        coalesce(lower(payload.source.snapshot) not in ('false', ''), false) as is_snapshot,
+        coalesce(payload.source.name, payload.source.server, {{ topic_source_system('kafka_topic') }})
+            as source_system,
+        database_name,
+        table_name,
+        array_distinct(key_columns) as key_columns,
+        before_image,
+        after_image,
+        column_types,
+        struct(
+            payload.source,
+            payload.ts_ms,
+            payload.databaseName,
+            payload.schemaName,
+            payload.ddl,
+            payload.tableChanges,
+            payload.position
+        ) as msg
+    from classified
+
+)
+
+select * from final

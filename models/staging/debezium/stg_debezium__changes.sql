@@ -1,0 +1,68 @@
+-- One row per row change of Debezium / dtle DML, in the canonical change shape. Every message is
+-- one row change with full before/after images, decoded in the base model. Changes are ordered
+-- by the binlog position (file number, position, row in event; PostgreSQL: LSN), then commit
+-- time, then Kafka partition/offset. Snapshot rows share one position, so the row key is part of
+-- the change id.
+
+with messages as (
+
+    select *
+    from {{ ref('base_debezium__messages') }}
+    where record_kind = 'dml'
+
+),
+
+positioned as (
+
+    select
+        *,
+        try_cast(regexp_extract(msg.source.file, '([0-9]+)$', 1) as bigint) as binlog_file_number,
+        -- the commit time: Debezium's source.ts_ms, dtle's source.ts_sec; snapshot rows (0) and
+        -- dtle DML (ts_sec 0) fall back to the time the tool read the row (payload ts_ms)
+        coalesce(nullif(msg.source.ts_ms, 0), nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms) as commit_ms,
+        case when op = 'd' then before_image else after_image end as key_image
+    from messages
+
+),
+
+final as (
+
+    select
+        'debezium' as source_format,
+        source_system,
+        database_name,
+        table_name,
+        op,
+        key_columns,
+        {{ row_key('key_image', 'key_columns') }} as row_key,
+        map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
+        case when op in ('u', 'd') then before_image end as before,
+        case when op != 'd' then after_image end as after,
+        column_types,
+        timestamp_millis(commit_ms) as commit_ts,
+        timestamp_millis(msg.ts_ms) as capture_ts,
+        {{ change_order(['binlog_file_number', 'coalesce(msg.source.pos, msg.source.lsn)', 'msg.source.`row`',
+                         'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
+        concat_ws(
+            ' ',
+            case
+                when msg.source.file is not null then concat(msg.source.file, ':', msg.source.pos)
+                when msg.source.lsn is not null then concat('lsn ', msg.source.lsn)
+            end,
+            concat('row ', coalesce(msg.source.`row`, 0)),
+            case when is_snapshot then concat('snapshot ', lower(msg.source.snapshot)) end
+        ) as source_position,
+        msg.source.gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as row_in_message,
+        landing_seq,
+        {{ change_id(["'debezium'", 'source_system', 'database_name', 'table_name', 'msg.source.file',
+                      'msg.source.pos', 'msg.source.lsn', 'msg.source.`row`', 'is_snapshot', 'op',
+                      row_key('key_image', 'key_columns')]) }} as change_id
+    from positioned
+
+)
+
+select * from final

@@ -1,0 +1,67 @@
+-- One row per DDL statement of the debezium format: dtle's schema-change topic (`databaseName`,
+-- `ddl`, `position`), Debezium's own schema-change events (`databaseName`, `ddl`, `source`), and
+-- Debezium truncate events (op `t`, no statement: one is written from the table name). The
+-- statement is kept as sent.
+
+with messages as (
+
+    select *
+    from {{ ref('base_debezium__messages') }}
+    where record_kind = 'ddl'
+
+),
+
+positioned as (
+
+    select
+        *,
+        coalesce(msg.position.file, msg.source.file) as binlog_file,
+        coalesce(msg.position.pos, msg.source.pos) as binlog_pos,
+        coalesce(
+            nullif(msg.source.ts_ms, 0), nullif(msg.position.ts_sec, 0) * 1000,
+            nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms
+        ) as commit_ms,
+        coalesce(lower(msg.position.snapshot) not in ('false', ''), is_snapshot) as is_snapshot_ddl,
+        coalesce(msg.databaseName, database_name) as ddl_database,
+        coalesce(
+            table_name,
+            nullif(regexp_extract(element_at(msg.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
+            {{ ddl_table_name('msg.ddl') }}
+        ) as ddl_table,
+        coalesce(
+            msg.ddl,
+            case when op = 't' then coalesce(msg.source.query, concat('TRUNCATE TABLE `', table_name, '`')) end
+        ) as statement
+    from messages
+
+),
+
+final as (
+
+    select
+        'debezium' as source_format,
+        source_system,
+        ddl_database as database_name,
+        ddl_table as table_name,
+        case when op = 't' then 'TRUNCATE' else {{ ddl_statement_type('statement') }} end as ddl_type,
+        statement as ddl_statement,
+        timestamp_millis(commit_ms) as commit_ts,
+        {{ change_order(['try_cast(regexp_extract(binlog_file, \'([0-9]+)$\', 1) as bigint)', 'binlog_pos',
+                         'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
+        concat_ws(
+            ' ',
+            case when binlog_file is not null then concat(binlog_file, ':', binlog_pos) end,
+            case when is_snapshot_ddl then 'snapshot' end
+        ) as source_position,
+        coalesce(msg.position.gtids, msg.source.gtid) as gtid,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        landing_seq,
+        {{ change_id(["'debezium'", 'source_system', 'ddl_database', 'binlog_file', 'binlog_pos', 'commit_ms',
+                      'statement']) }} as schema_change_id
+    from positioned
+
+)
+
+select * from final

@@ -1,0 +1,186 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        file_format='iceberg',
+    )
+}}
+
+-- Every raw Lindorm change record (Debezium format v2) parsed once, decoded and classified.
+-- SQL tables send JSON values (decoded by the message's schema when it has one); HBase tables
+-- send base64 cells, a `ROW` row-key column and `<family>_<qualifier>` column names: a message
+-- whose before or after image has a `ROW` column is read as HBase-style and its cells are
+-- decoded from base64 (UTF-8 text where the bytes are text, else lowercase hex).
+
+{%- set payload_fields = lindorm_payload_field_names() %}
+
+with source as (
+
+    select *
+    from {{ source('cdc_raw', 'raw_lindorm') }}
+    where landing_seq > {{ landing_watermark() }}
+
+),
+
+parsed as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        kafka_key,
+        kafka_value,
+        landed_at,
+        landing_seq,
+        from_json(kafka_key, 'map<string,string>') as key_map,
+        {{ parse_json('kafka_value', lindorm_message_schema()) }} as envelope
+    from source
+
+),
+
+unwrapped as (
+
+    select
+        *,
+        case
+            when envelope.payload is not null then envelope.payload
+            else struct(
+                {%- for field in payload_fields %}
+                envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
+                {%- endfor %}
+            )
+        end as payload,
+        map_from_entries(transform(
+            filter(
+                coalesce(
+                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'after'), 1).fields,
+                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'before'), 1).fields
+                ),
+                c -> c.field is not null
+            ),
+            c -> struct(c.field, struct(c.type as type, c.name as name, c.parameters as parameters))
+        )) as field_schemas
+    from parsed
+
+),
+
+styled as (
+
+    select
+        *,
+        coalesce(map_contains_key(payload.after, 'ROW'), false)
+        or coalesce(map_contains_key(payload.before, 'ROW'), false) as is_hbase,
+        transform_values(field_schemas, (ld_col, ld_f) -> {{ connect_decoder('ld_f') }}) as column_decoders
+    from unwrapped
+
+),
+
+decoded as (
+
+    select
+        *,
+        transform_values(
+            payload.before,
+            (ld_col, ld_val) -> case
+                when is_hbase then {{ hbase_value_text('ld_val') }}
+                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters', boolean_as_bit=false) }}
+            end
+        ) as before_image,
+        transform_values(
+            payload.after,
+            (ld_col, ld_val) -> case
+                when is_hbase then {{ hbase_value_text('ld_val') }}
+                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters', boolean_as_bit=false) }}
+            end
+        ) as after_image
+    from styled
+
+),
+
+keyed as (
+
+    select
+        *,
+        case when payload.op = 'd' then before_image else after_image end as key_image,
+        coalesce(
+            {{ kafka_key_columns('key_map') }},
+            case when is_hbase then array('ROW') end,
+            {{ configured_primary_keys('payload.source.namespace', 'payload.source.`table`') }}
+        ) as key_columns,
+        element_at(filter(
+            concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
+            k -> payload.before[k] is not null and before_image[k] is null
+                or payload.after[k] is not null and after_image[k] is null
+        ), 1) as undecodable_column
+    from decoded
+
+),
+
+classified as (
+
+    select
+        *,
+        case
+            when kafka_value is null then 'tombstone'
+            when envelope is null or envelope._corrupt is not null
+                then 'malformed JSON or a field of the wrong type'
+            when payload.op is null and payload.before is null and payload.after is null
+                and payload.source is null and kafka_value rlike '"payload"\\s*:\\s*null' then 'tombstone'
+            when payload.op is null then 'not a Lindorm change record: no op'
+            when payload.op not in ('c', 'r', 'u', 'd') then concat('unknown op: ', payload.op)
+            when payload.source.namespace is null or payload.source.`table` is null
+                then 'change without namespace or table'
+            when payload.op in ('c', 'r') and payload.after is null then 'insert without after image'
+            when payload.op = 'u' and (payload.before is null or payload.after is null)
+                then 'update without before or after image'
+            when payload.op = 'd' and payload.before is null then 'delete without before image'
+            when undecodable_column is not null then concat(
+                'undecodable value in column ', undecodable_column,
+                if(is_hbase, ' (HBase cell is not base64)',
+                    concat(' (', coalesce(field_schemas[undecodable_column].name,
+                        field_schemas[undecodable_column].type), ')'))
+            )
+            when key_columns is null or size(key_columns) = 0
+                then 'no primary key: no Kafka key, no ROW column, and var cdc_primary_keys does not list the table'
+            when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'
+        end as reject_reason
+    from keyed
+
+),
+
+final as (
+
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        landed_at,
+        landing_seq,
+        0 as message_in_record,
+        case
+            when reject_reason = 'tombstone' then 'control'
+            when reject_reason is not null then 'rejected'
+            else 'dml'
+        end as record_kind,
+        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
+        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        payload.op,
+        is_hbase,
+        array_distinct(key_columns) as key_columns,
+        before_image,
+        after_image,
+        case
+            when is_hbase then transform_values(
+                coalesce(payload.after, payload.before),
+                (ld_col, ld_val) -> if({{ hbase_value_is_text('ld_val') }}, 'varchar', 'varbinary')
+            )
+            else transform_values(field_schemas, (ld_col, ld_f) -> {{ connect_column_type('ld_f') }})
+        end as column_types,
+        struct(payload.ts_ms, payload.source) as msg
+    from classified
+
+)
+
+select * from final
