@@ -1,0 +1,291 @@
+"""Format traps of the debezium and lindorm formats, on hand-made messages (one build).
+
+Debezium: every logical type decoded into canonical text (base64 two's-complement decimals, also
+negative and beyond 38 digits; epoch days, ms, µs, ns; zoned timestamps; times beyond 24 h; bits
+little-endian; bytes; booleans as BIT(1)), schema-less payloads, snapshot rows (op r, and dtle's op
+c with snapshot=true), both kinds of tombstone, heartbeats and transaction markers, Debezium's own
+schema-change and truncate events, ordering by binlog file number (not landing order), a
+re-delivery, and every reject reason. Lindorm: HBase base64 cells (text, binary, invalid), a
+column-deleting update, a re-delivery recognised by content, rejects.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from cdc_lake.harness import kcat_lines
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+BIG = 123456789012345678901234567890123456789012345
+# (column, Connect type, logical name, parameters, JSON value, canonical text, column type)
+TYPES = [
+    ("id", "int32", None, None, 1, "1", "int32"),
+    ("dec_neg", "bytes", DECIMAL, {"scale": "2", "connect.decimal.precision": "10"},
+     "+y4=", "-12.34", "decimal(10,2)"),
+    ("dec_small", "bytes", DECIMAL, {"scale": "3", "connect.decimal.precision": "5"}, "BQ==", "0.005", "decimal(5,3)"),
+    ("dec_minus_cent", "bytes", DECIMAL, {"scale": "2"}, "/w==", "-0.01", "decimal(?,2)"),
+    ("dec_zero_scale", "bytes", DECIMAL, {"scale": "0", "connect.decimal.precision": "20"},
+     base64.b64encode((2**64 - 1).to_bytes(9, "big", signed=True)).decode(), "18446744073709551615", "decimal(20,0)"),
+    ("dec_big", "bytes", DECIMAL, {"scale": "5", "connect.decimal.precision": "65"},
+     base64.b64encode(BIG.to_bytes(19, "big", signed=True)).decode(),
+     "1234567890123456789012345678901234567890.12345", "decimal(65,5)"),
+    ("dec_big_neg", "bytes", DECIMAL, {"scale": "10", "connect.decimal.precision": "65"},
+     base64.b64encode((1 - 10**60).to_bytes(26, "big", signed=True)).decode(),
+     "-" + "9" * 50 + "." + "9" * 10, "decimal(65,10)"),
+    ("dec_numeric", "bytes", DECIMAL, {"scale": "2"}, 12.5, "12.50", "decimal(?,2)"),
+    ("dec_as_string", "string", None, None, "12.50", "12.50", "string"),
+    ("dec_as_double", "double", None, None, 12.5, "12.5", "double"),
+    ("d", "int32", "io.debezium.time.Date", None, 19782, "2024-02-29", "date"),
+    ("d_old", "int32", "io.debezium.time.Date", None, -1, "1969-12-31", "date"),
+    ("dt_ms", "int64", "io.debezium.time.Timestamp", None, 1709211900120, "2024-02-29 13:05:00.12", "datetime"),
+    ("dt_us", "int64", "io.debezium.time.MicroTimestamp", None, 1709211900000005, "2024-02-29 13:05:00.000005",
+     "datetime"),
+    ("dt_us_old", "int64", "io.debezium.time.MicroTimestamp", None, -1, "1969-12-31 23:59:59.999999", "datetime"),
+    ("dt_ns", "int64", "io.debezium.time.NanoTimestamp", None, 1709211900000000000, "2024-02-29 13:05:00",
+     "datetime"),
+    ("ts_zoned", "string", "io.debezium.time.ZonedTimestamp", None, "2024-02-29T13:05:00.5+01:00",
+     "2024-02-29 12:05:00.5", "timestamp"),
+    ("ts_utc", "string", "io.debezium.time.ZonedTimestamp", None, "2024-02-29T12:05:00Z", "2024-02-29 12:05:00",
+     "timestamp"),
+    ("t_min", "int64", "io.debezium.time.MicroTime", None, -3020399000000, "-838:59:59", "time"),
+    ("t_frac", "int64", "io.debezium.time.MicroTime", None, 1250000, "00:00:01.25", "time"),
+    ("t_ms", "int32", "io.debezium.time.Time", None, 45296789, "12:34:56.789", "time"),
+    ("bits", "bytes", "io.debezium.data.Bits", {"length": "3"}, "BQ==", "5", "bit(3)"),
+    ("bits16", "bytes", "io.debezium.data.Bits", {"length": "16"}, "AQI=", "513", "bit(16)"),
+    ("bit1", "boolean", None, None, True, "1", "boolean"),
+    ("bin", "bytes", None, None, "AP8Q", "00ff10", "bytes"),
+    ("js", "string", "io.debezium.data.Json", None, '{"a": 1, "b": [1, 2]}', '{"a": 1, "b": [1, 2]}', "json"),
+    ("e", "string", "io.debezium.data.Enum", {"allowed": "new,shipped"}, "shipped", "shipped", "enum('new','shipped')"),
+    ("s", "string", "io.debezium.data.EnumSet", {"allowed": "a,b,c"}, "a,c", "a,c", "set('a','b','c')"),
+    ("f", "float", None, None, 3.140000104904175, "3.14", "float"),
+    ("tiny", "int16", None, None, -5, "-5", "int16"),
+    ("y", "int32", "io.debezium.time.Year", None, 2024, "2024", "year"),
+    ("txt", "string", None, None, "O'Brien \"x\" ✓", "O'Brien \"x\" ✓", "string"),
+    ("nothing", "string", None, None, None, None, "string"),
+]
+
+
+def field(name: str, ctype: str, logical: str | None, params: dict | None) -> dict:
+    out: dict = {"type": ctype, "optional": True, "field": name}
+    if logical:
+        out["name"] = logical
+    if params:
+        out["parameters"] = params
+    return out
+
+
+def envelope(fields: list[dict], payload: dict) -> str:
+    row = {"type": "struct", "fields": fields, "optional": True, "name": "traps.Value"}
+    schema = {"type": "struct", "fields": [{**row, "field": "before"}, {**row, "field": "after"},
+                                           {"type": "struct", "fields": [], "field": "source"}]}
+    return json.dumps({"schema": schema, "payload": payload}, ensure_ascii=False)
+
+
+def dml(op: str, before: dict | None, after: dict | None, file: str = "mysql-bin.000001", pos: int = 100,
+        table: str | None = "types", snapshot: str = "false", db: str = "traps", fields: list[dict] | None = None,
+        schema: bool = True) -> str:
+    payload = {
+        "before": before, "after": after, "op": op, "ts_ms": 1709211900999,
+        "source": {"version": "2.5.0.Final", "connector": "mysql", "name": "srv", "ts_ms": 1709211900000,
+                   "snapshot": snapshot, "db": db, "table": table, "server_id": 1, "gtid": None,
+                   "file": file, "pos": pos, "row": 0},
+    }
+    if not schema:
+        return json.dumps(payload)
+    return envelope(fields or [field("id", "int32", None, None), field("v", "string", None, None)], payload)
+
+
+KEY = json.dumps({"schema": {"type": "struct", "fields": [{"type": "int32", "field": "id"}]}, "payload": {"id": 1}})
+ALL_TYPES = dml("c", None, {t[0]: t[4] for t in TYPES}, fields=[field(*t[:4]) for t in TYPES])
+# (value, key) per topic, in landing (offset) order
+DEBEZIUM = {
+    "types": [(ALL_TYPES, KEY)],
+    "order": [
+        # landed newest first: the binlog position decides, by file number (10 > 9), not offsets
+        (dml("u", {"id": 7, "v": "b"}, {"id": 7, "v": "c"}, file="mysql-bin.000010", pos=4), '{"id":7}'),
+        (dml("u", {"id": 7, "v": "a"}, {"id": 7, "v": "b"}, file="mysql-bin.000009", pos=999999), '{"id":7}'),
+        (dml("c", None, {"id": 7, "v": "a"}, file="mysql-bin.000009", pos=5), '{"id":7}'),
+        # a re-delivery of the update above, at a new offset
+        (dml("u", {"id": 7, "v": "b"}, {"id": 7, "v": "c"}, file="mysql-bin.000010", pos=4), '{"id":7}'),
+    ],
+    "snapshot": [
+        (dml("r", None, {"id": 1, "v": "x"}, snapshot="true", table="snap"), '{"id":1}'),
+        (dml("r", None, {"id": 2, "v": "y"}, snapshot="true", table="snap"), '{"id":2}'),
+        (dml("c", None, {"id": 3, "v": "z"}, snapshot="last", table="snap"), '{"id":3}'),
+    ],
+    "schemaless": [(dml("d", {"id": 5, "v": 12.5}, None, table="plain", schema=False), '{"id":5}')],
+    "control": [
+        (None, '{"id":5}'),  # Kafka tombstone
+        ('{"schema":null,"payload":null}', '{"id":5}'),  # dtle's tombstone text
+        ('{"ts_ms":1709211900000}', '{"serverName":"srv"}'),  # heartbeat
+        ('{"status":"BEGIN","id":"abc:1","event_count":null,"data_collections":null}', None),
+    ],
+    "ddl": [
+        (json.dumps({"payload": {"source": {"name": "srv", "db": "traps", "table": "types", "file": "mysql-bin.000002",
+                                            "pos": 77, "ts_ms": 1709211901000},
+                                 "databaseName": "traps", "ddl": "ALTER TABLE types ADD COLUMN z int",
+                                 "tableChanges": []}}), '{"databaseName":"traps"}'),
+        (dml("t", None, None, pos=200), None),
+    ],
+    "rejects": [
+        ('{"payload": {"op": "c", ', '{"id":1}'),
+        (dml("x", None, {"id": 1, "v": "a"}), '{"id":1}'),
+        (dml("c", None, {"id": 1, "v": "a"}, table="no_key"), None),
+        (dml("c", None, {"v": "a"}), '{"id":1}'),
+        (dml("c", None, {"id": 1, "v": "@@@@"}, fields=[field("id", "int32", None, None),
+                                                        field("v", "bytes", DECIMAL, {"scale": "2"})]), '{"id":1}'),
+        (dml("c", None, {"id": 1, "v": "a"}, table=None), '{"id":1}'),
+    ],
+}
+REJECT_REASONS = [
+    "malformed JSON or a field of the wrong type",
+    "unknown op: x",
+    "no primary key: no Kafka key, and var cdc_primary_keys does not list the table",
+    "key column missing from the row image",
+    "undecodable value in column v (org.apache.kafka.connect.data.Decimal)",
+    "DML without database or table",
+]
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+def lindorm(op: str, before: dict | None, after: dict | None, ts: int = 1725258833727, table: str = "t") -> str:
+    return json.dumps({"schema": {}, "payload": {
+        "op": op, "ts_ms": ts + 10, "before": before, "after": after,
+        "source": {"version": "v2.0", "db": "ld-traps", "namespace": "hb", "table": table, "ts_ms": ts},
+    }})
+
+
+HB_ROW = {"ROW": b64(b"r1"), "f_text": b64("✓ ok".encode()), "f_bin": b64(b"\x00\xff"), "f_gone": b64(b"x")}
+LINDORM = [
+    lindorm("c", None, HB_ROW),
+    lindorm("u", HB_ROW, {k: v for k, v in HB_ROW.items() if k != "f_gone"}, ts=1725258833728),
+    lindorm("u", HB_ROW, {k: v for k, v in HB_ROW.items() if k != "f_gone"}, ts=1725258833728),  # re-delivery
+    lindorm("c", None, {"ROW": b64(b"r2"), "f_x": "!!not base64!!"}),
+    lindorm("z", None, HB_ROW),
+    '{"payload":',
+    None,
+]
+
+
+@pytest.fixture(scope="module")
+def built(lake):
+    for topic, records in DEBEZIUM.items():
+        values, keys = zip(*records, strict=True)
+        lake.land("debezium", kcat_lines(values, topic, keys=keys))
+    lake.land("lindorm", kcat_lines(LINDORM, "lindorm_traps"))
+    lake.build()
+    return lake
+
+
+def one_change(lake, where: str) -> dict:
+    rows = lake.rows(f"select * from {{schema}}.cdc_changelog where {where}")
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_every_logical_type_decodes_to_canonical_text(built):
+    change = one_change(built, "kafka_topic = 'types'")
+    expected = {t[0]: t[5] for t in TYPES}
+    assert {k: change["after"].get(k) for k in expected} == expected
+    assert set(change["after"]) == set(expected)
+    assert change["column_types"] == {t[0]: t[6] for t in TYPES}
+    assert change["row_key"] == "1"
+
+
+def test_order_by_binlog_file_number_and_redelivery(built):
+    changes = built.rows(
+        "select after['v'] as v, source_position from {schema}.cdc_changelog "
+        "where kafka_topic = 'order' order by change_order"
+    )
+    assert changes == [
+        {"v": "a", "source_position": "mysql-bin.000009:5 row 0"},
+        {"v": "b", "source_position": "mysql-bin.000009:999999 row 0"},
+        {"v": "c", "source_position": "mysql-bin.000010:4 row 0"},
+    ]
+    current = built.rows("select image, op from {schema}.cdc_current where table_name = 'types' and row_key = '7'")
+    assert current == [{"image": {"id": "7", "v": "c"}, "op": "u"}]
+
+
+def test_snapshot_rows(built):
+    rows = built.rows(
+        "select row_key, op, source_position from {schema}.cdc_changelog where table_name = 'snap' order by row_key"
+    )
+    # all three share one binlog position: the row key keeps them apart
+    assert rows == [
+        {"row_key": "1", "op": "r", "source_position": "mysql-bin.000001:100 row 0 snapshot true"},
+        {"row_key": "2", "op": "r", "source_position": "mysql-bin.000001:100 row 0 snapshot true"},
+        {"row_key": "3", "op": "c", "source_position": "mysql-bin.000001:100 row 0 snapshot last"},
+    ]
+
+
+def test_schemaless_payload_keeps_json_text(built):
+    change = one_change(built, "table_name = 'plain'")
+    assert (change["op"], change["before"], change["after"], change["column_types"]) == (
+        "d", {"id": "5", "v": "12.5"}, None, None,
+    )
+
+
+def test_control_records(built):
+    kinds = built.rows(
+        "select kafka_offset, record_kind from {schema}.base_debezium__messages where kafka_topic = 'control' "
+        "order by kafka_offset"
+    )
+    assert [k["record_kind"] for k in kinds] == ["control"] * 4
+
+
+def test_schema_change_and_truncate(built):
+    ddl = built.rows(
+        "select ddl_type, table_name, ddl_statement, source_position from {schema}.cdc_schema_changes "
+        "order by change_order"
+    )
+    assert ddl == [
+        {"ddl_type": "TRUNCATE", "table_name": "types", "ddl_statement": "TRUNCATE TABLE `types`",
+         "source_position": "mysql-bin.000001:200"},
+        {"ddl_type": "ALTER", "table_name": "types", "ddl_statement": "ALTER TABLE types ADD COLUMN z int",
+         "source_position": "mysql-bin.000002:77"},
+    ]
+
+
+def test_rejects_have_reasons(built):
+    rejected = built.rows(
+        "select kafka_offset, reject_reason, raw_value from {schema}.cdc_rejected_messages "
+        "where kafka_topic = 'rejects' order by kafka_offset"
+    )
+    assert [r["reject_reason"] for r in rejected] == REJECT_REASONS
+    assert [r["raw_value"] for r in rejected] == [value for value, _ in DEBEZIUM["rejects"]]
+
+
+def test_lindorm_hbase_cells_and_deleted_column(built):
+    rows = built.rows(
+        "select op, before, after, changed_columns, column_types, row_key from {schema}.cdc_changelog "
+        "where source_format = 'lindorm' order by change_order"
+    )
+    assert len(rows) == 2  # the re-delivered update is one change
+    insert, update = rows
+    image = {"ROW": "r1", "f_text": "✓ ok", "f_bin": "00ff", "f_gone": "x"}
+    assert (insert["op"], insert["after"], insert["row_key"]) == ("c", image, "r1")
+    assert insert["column_types"] == {"ROW": "varchar", "f_text": "varchar", "f_bin": "varbinary", "f_gone": "varchar"}
+    assert update["before"] == image
+    assert update["after"] == {k: v for k, v in image.items() if k != "f_gone"}
+    assert update["changed_columns"] == ["f_gone"]
+
+
+def test_lindorm_rejects_and_control(built):
+    outcome = built.rows(
+        "select kafka_offset, record_kind, reject_reason from {schema}.base_lindorm__messages order by kafka_offset"
+    )
+    assert [(o["record_kind"], o["reject_reason"]) for o in outcome] == [
+        ("dml", None),
+        ("dml", None),
+        ("dml", None),
+        ("rejected", "undecodable value in column f_x (HBase cell is not base64)"),
+        ("rejected", "unknown op: z"),
+        ("rejected", "malformed JSON or a field of the wrong type"),
+        ("control", None),
+    ]
