@@ -57,7 +57,9 @@ TYPES = [
     ("bits16", "bytes", "io.debezium.data.Bits", {"length": "16"}, "AQI=", "513", "bit(16)"),
     ("bit1", "boolean", None, None, True, "1", "boolean"),
     ("bin", "bytes", None, None, "AP8Q", "00ff10", "bytes"),
-    ("js", "string", "io.debezium.data.Json", None, '{"a": 1, "b": [1, 2]}', '{"a": 1, "b": [1, 2]}', "json"),
+    # compact, as Debezium writes it -> as MySQL prints it; separators inside strings untouched
+    ("js", "string", "io.debezium.data.Json", None, '{"k":"a:b, \\"c\\"","n":[1,{"x":null}],"e":{}}',
+     '{"k": "a:b, \\"c\\"", "n": [1, {"x": null}], "e": {}}', "json"),
     ("e", "string", "io.debezium.data.Enum", {"allowed": "new,shipped"}, "shipped", "shipped", "enum('new','shipped')"),
     ("s", "string", "io.debezium.data.EnumSet", {"allowed": "a,b,c"}, "a,c", "a,c", "set('a','b','c')"),
     ("f", "float", None, None, 3.140000104904175, "3.14", "float"),
@@ -154,11 +156,25 @@ def b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
-def lindorm(op: str, before: dict | None, after: dict | None, ts: int = 1725258833727, table: str = "t") -> str:
-    return json.dumps({"schema": {}, "payload": {
-        "op": op, "ts_ms": ts + 10, "before": before, "after": after,
+def lindorm(op: str, before: dict | None, after: dict | None, ts: int = 1725258833727, table: str = "t",
+            lag: int = 10, fields: list[dict] | None = None) -> str:
+    row = {"type": "struct", "fields": fields or [], "optional": True}
+    schema = {"type": "struct", "fields": [{**row, "field": "before"}, {**row, "field": "after"}]} if fields else {}
+    return json.dumps({"schema": schema, "payload": {
+        "op": op, "ts_ms": ts + lag, "before": before, "after": after,
         "source": {"version": "v2.0", "db": "ld-traps", "namespace": "hb", "table": table, "ts_ms": ts},
     }})
+
+
+SQL_FIELDS = [field("id", "int32", None, None), field("flag", "boolean", None, None),
+              field("at", "int64", "org.apache.kafka.connect.data.Timestamp", None)]
+SQL_V1 = {"id": 9, "flag": True, "at": 1709211900120}
+SQL_V2 = {"id": 9, "flag": False, "at": 1709211900120}
+# same commit second; the capture time (ts_ms) of the later change is the earlier one
+LINDORM_SQL = [
+    (lindorm("c", None, SQL_V1, table="sqlt", lag=900, fields=SQL_FIELDS), '{"id":9}'),
+    (lindorm("u", SQL_V1, SQL_V2, table="sqlt", lag=5, fields=SQL_FIELDS), '{"id":9}'),
+]
 
 
 HB_ROW = {"ROW": b64(b"r1"), "f_text": b64("✓ ok".encode()), "f_bin": b64(b"\x00\xff"), "f_gone": b64(b"x")}
@@ -179,6 +195,8 @@ def built(lake):
         values, keys = zip(*records, strict=True)
         lake.land("debezium", kcat_lines(values, topic, keys=keys))
     lake.land("lindorm", kcat_lines(LINDORM, "lindorm_traps"))
+    values, keys = zip(*LINDORM_SQL, strict=True)
+    lake.land("lindorm", kcat_lines(values, "lindorm_sql", keys=keys))
     lake.build()
     return lake
 
@@ -264,7 +282,7 @@ def test_rejects_have_reasons(built):
 def test_lindorm_hbase_cells_and_deleted_column(built):
     rows = built.rows(
         "select op, before, after, changed_columns, column_types, row_key from {schema}.cdc_changelog "
-        "where source_format = 'lindorm' order by change_order"
+        "where kafka_topic = 'lindorm_traps' order by change_order"
     )
     assert len(rows) == 2  # the re-delivered update is one change
     insert, update = rows
@@ -278,7 +296,8 @@ def test_lindorm_hbase_cells_and_deleted_column(built):
 
 def test_lindorm_rejects_and_control(built):
     outcome = built.rows(
-        "select kafka_offset, record_kind, reject_reason from {schema}.base_lindorm__messages order by kafka_offset"
+        "select kafka_offset, record_kind, reject_reason from {schema}.base_lindorm__messages "
+        "where kafka_topic = 'lindorm_traps' order by kafka_offset"
     )
     assert [(o["record_kind"], o["reject_reason"]) for o in outcome] == [
         ("dml", None),
@@ -289,3 +308,15 @@ def test_lindorm_rejects_and_control(built):
         ("rejected", "malformed JSON or a field of the wrong type"),
         ("control", None),
     ]
+
+
+def test_lindorm_order_within_a_second_is_the_offset_order(built):
+    rows = built.rows(
+        "select op, after, column_types from {schema}.cdc_changelog where kafka_topic = 'lindorm_sql' "
+        "order by change_order"
+    )
+    assert [r["op"] for r in rows] == ["c", "u"]
+    assert rows[1]["after"] == {"id": "9", "flag": "0", "at": "2024-02-29 13:05:00.12"}
+    assert rows[0]["column_types"] == {"id": "int32", "flag": "boolean", "at": "datetime"}
+    current = built.rows("select op, image from {schema}.cdc_current where table_name = 'sqlt'")
+    assert current == [{"op": "u", "image": {"id": "9", "flag": "0", "at": "2024-02-29 13:05:00.12"}}]

@@ -17,6 +17,7 @@
         when {{ f }}.name = 'io.debezium.time.MicroTime' then 'time_micro'
         when {{ f }}.name = 'io.debezium.time.NanoTime' then 'time_nano'
         when {{ f }}.name = 'io.debezium.data.Bits' then 'bits'
+        when {{ f }}.name = 'io.debezium.data.Json' then 'json'
         when {{ f }}.name is not null and {{ f }}.type != 'bytes' then 'text'
         when {{ f }}.type = 'bytes' then 'bytes'
         when {{ f }}.type = 'boolean' then 'boolean'

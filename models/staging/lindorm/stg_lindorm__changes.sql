@@ -1,8 +1,10 @@
 -- One row per Lindorm row change, in the canonical change shape. Lindorm sends full before and
 -- after images; a column present in `before` but absent from `after` was deleted, so it stays
 -- absent from `after` (and counts as changed). Lindorm has no log position: changes are ordered
--- by the time the write reached Lindorm (source.ts_ms), then the time it reached Kafka (ts_ms),
--- then Kafka partition/offset, and a re-delivery is recognised by its content.
+-- by the time the write reached Lindorm (source.ts_ms), then Kafka partition/offset (one row's
+-- changes share a partition, in write order). The payload's ts_ms (written to Kafka) is not used:
+-- within a partition it adds nothing to the offset, and it can disagree with it (a lagging
+-- capture clock). A re-delivery is recognised by its content.
 
 with messages as (
 
@@ -39,7 +41,7 @@ final as (
         column_types,
         timestamp_millis(msg.source.ts_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,
-        {{ change_order(['msg.source.ts_ms', 'msg.ts_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
+        {{ change_order(['msg.source.ts_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
         concat('source.ts_ms ', msg.source.ts_ms, ' ts_ms ', msg.ts_ms) as source_position,
         cast(null as string) as gtid,
         kafka_topic,

@@ -84,14 +84,14 @@ decoded as (
             payload.before,
             (ld_col, ld_val) -> case
                 when is_hbase then {{ hbase_value_text('ld_val') }}
-                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters', boolean_as_bit=false) }}
+                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters') }}
             end
         ) as before_image,
         transform_values(
             payload.after,
             (ld_col, ld_val) -> case
                 when is_hbase then {{ hbase_value_text('ld_val') }}
-                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters', boolean_as_bit=false) }}
+                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters') }}
             end
         ) as after_image
     from styled
