@@ -41,7 +41,7 @@ final as (
         column_types,
         timestamp_millis(commit_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,
-        {{ change_order(['binlog_file_number', 'coalesce(msg.source.pos, msg.source.lsn)', 'msg.source.`row`',
+        {{ change_order(['binlog_file_number', 'coalesce(msg.source.pos, msg.source.lsn)', 'msg.source.row',
                          'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
         concat_ws(
             ' ',
@@ -49,7 +49,7 @@ final as (
                 when msg.source.file is not null then concat(msg.source.file, ':', msg.source.pos)
                 when msg.source.lsn is not null then concat('lsn ', msg.source.lsn)
             end,
-            concat('row ', coalesce(msg.source.`row`, 0)),
+            concat('row ', coalesce(msg.source.row, 0)),
             case when is_snapshot then concat('snapshot ', lower(msg.source.snapshot)) end
         ) as source_position,
         msg.source.gtid,
@@ -59,7 +59,7 @@ final as (
         0 as row_in_message,
         landing_seq,
         {{ change_id(["'debezium'", 'source_system', 'database_name', 'table_name', 'msg.source.file',
-                      'msg.source.pos', 'msg.source.lsn', 'msg.source.`row`', 'is_snapshot', 'op',
+                      'msg.source.pos', 'msg.source.lsn', 'msg.source.row', 'is_snapshot', 'op',
                       row_key('key_image', 'key_columns')]) }} as change_id
     from positioned
 

@@ -6,6 +6,7 @@
     )
 }}
 
+-- sqlfluff:max_parse_depth:2000
 -- Every raw Debezium / dtle record parsed once, decoded and classified; changes, DDL, control
 -- records and rejects all flow from this table. One Kafka value holds one message: a JsonConverter
 -- envelope (schema + payload) or a bare payload (schemas.enable=false), a dtle schema-change
@@ -44,20 +45,20 @@ unwrapped as (
     select
         *,
         -- the envelope's payload, or the top-level fields of a bare payload
-        case
-            when envelope.payload is not null then envelope.payload
-            else struct(
+        coalesce(
+            envelope.payload,
+            struct(
                 {%- for field in payload_fields %}
-                envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
+                    envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
                 {%- endfor %}
             )
-        end as payload,
+        ) as payload,
         -- logical type of every column: the schema of the `after` (else `before`) row struct
         map_from_entries(transform(
             filter(
                 coalesce(
-                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'after'), 1).fields,
-                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'before'), 1).fields
+                    element_at(filter(envelope.schema.fields, f -> f.field = 'after'), 1).fields,
+                    element_at(filter(envelope.schema.fields, f -> f.field = 'before'), 1).fields
                 ),
                 c -> c.field is not null
             ),
@@ -81,7 +82,7 @@ decoded as (
 
     select
         *,
-        nullif(concat_ws('.', payload.source.db, payload.source.`schema`), '') as database_name,
+        nullif(concat_ws('.', payload.source.db, payload.source.schema), '') as database_name,
         payload.source.`table` as table_name,
         -- before and after decoded by one expression
         transform(
@@ -119,8 +120,8 @@ keyed as (
         -- the first column whose value was sent but does not decode
         element_at(filter(
             concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
-            k -> payload.before[k] is not null and before_image[k] is null
-                or payload.after[k] is not null and after_image[k] is null
+            k -> (payload.before[k] is not null and before_image[k] is null)
+            or (payload.after[k] is not null and after_image[k] is null)
         ), 1) as undecodable_column
     from split
 
@@ -136,10 +137,12 @@ classified as (
                 then 'malformed JSON or a field of the wrong type'
             when payload.ddl is not null then null
             when payload.op is null and upper(payload.status) in ('BEGIN', 'END') then null
-            when payload.op is null and payload.before is null and payload.after is null
-                and payload.source is null and envelope.`schema` is null
+            when
+                payload.op is null and payload.before is null and payload.after is null
+                and payload.source is null and envelope.schema is null
                 and kafka_value rlike '"payload"\\s*:\\s*null' then 'tombstone'
-            when payload.op is null and payload.ts_ms is not null and payload.before is null
+            when
+                payload.op is null and payload.ts_ms is not null and payload.before is null
                 and payload.after is null and payload.source is null then null
             when payload.op is null then 'not a Debezium message: no op, ddl or status'
             when payload.op not in ('c', 'r', 'u', 'd', 't') then concat('unknown op: ', payload.op)
@@ -151,10 +154,11 @@ classified as (
                 then 'update without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
             when payload.op = 'd' and payload.before is null
                 then 'delete without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
-            when undecodable_column is not null then concat(
-                'undecodable value in column ', undecodable_column, ' (',
-                coalesce(field_schemas[undecodable_column].name, field_schemas[undecodable_column].type), ')'
-            )
+            when undecodable_column is not null
+                then concat(
+                    'undecodable value in column ', undecodable_column, ' (',
+                    coalesce(field_schemas[undecodable_column].name, field_schemas[undecodable_column].type), ')'
+                )
             when key_columns is null or size(key_columns) = 0
                 then 'no primary key: no Kafka key, and var cdc_primary_keys does not list the table'
             when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'

@@ -6,6 +6,7 @@
     )
 }}
 
+-- sqlfluff:max_parse_depth:2000
 -- Every raw Lindorm change record (Debezium format v2) parsed once, decoded and classified.
 -- SQL tables send JSON values (decoded by the message's schema when it has one); HBase tables
 -- send base64 cells, a `ROW` row-key column and `<family>_<qualifier>` column names: a message
@@ -43,19 +44,19 @@ unwrapped as (
 
     select
         *,
-        case
-            when envelope.payload is not null then envelope.payload
-            else struct(
+        coalesce(
+            envelope.payload,
+            struct(
                 {%- for field in payload_fields %}
-                envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
+                    envelope.{{ field }} as {{ field }}{{ "," if not loop.last }}
                 {%- endfor %}
             )
-        end as payload,
+        ) as payload,
         map_from_entries(transform(
             filter(
                 coalesce(
-                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'after'), 1).fields,
-                    element_at(filter(envelope.`schema`.fields, f -> f.field = 'before'), 1).fields
+                    element_at(filter(envelope.schema.fields, f -> f.field = 'after'), 1).fields,
+                    element_at(filter(envelope.schema.fields, f -> f.field = 'before'), 1).fields
                 ),
                 c -> c.field is not null
             ),
@@ -110,8 +111,8 @@ keyed as (
         ) as key_columns,
         element_at(filter(
             concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
-            k -> payload.before[k] is not null and before_image[k] is null
-                or payload.after[k] is not null and after_image[k] is null
+            k -> (payload.before[k] is not null and before_image[k] is null)
+            or (payload.after[k] is not null and after_image[k] is null)
         ), 1) as undecodable_column
     from decoded
 
@@ -125,7 +126,8 @@ classified as (
             when kafka_value is null then 'tombstone'
             when envelope is null or envelope._corrupt is not null
                 then 'malformed JSON or a field of the wrong type'
-            when payload.op is null and payload.before is null and payload.after is null
+            when
+                payload.op is null and payload.before is null and payload.after is null
                 and payload.source is null and kafka_value rlike '"payload"\\s*:\\s*null' then 'tombstone'
             when payload.op is null then 'not a Lindorm change record: no op'
             when payload.op not in ('c', 'r', 'u', 'd') then concat('unknown op: ', payload.op)
@@ -135,12 +137,17 @@ classified as (
             when payload.op = 'u' and (payload.before is null or payload.after is null)
                 then 'update without before or after image'
             when payload.op = 'd' and payload.before is null then 'delete without before image'
-            when undecodable_column is not null then concat(
-                'undecodable value in column ', undecodable_column,
-                if(is_hbase, ' (HBase cell is not base64)',
-                    concat(' (', coalesce(field_schemas[undecodable_column].name,
-                        field_schemas[undecodable_column].type), ')'))
-            )
+            when undecodable_column is not null
+                then concat(
+                    'undecodable value in column ', undecodable_column,
+                    if(
+                        is_hbase, ' (HBase cell is not base64)',
+                        concat(' (', coalesce(
+                            field_schemas[undecodable_column].name,
+                            field_schemas[undecodable_column].type
+                        ), ')')
+                    )
+                )
             when key_columns is null or size(key_columns) = 0
                 then 'no primary key: no Kafka key, no ROW column, and var cdc_primary_keys does not list the table'
             when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'
@@ -172,10 +179,11 @@ final as (
         before_image,
         after_image,
         case
-            when is_hbase then transform_values(
-                coalesce(payload.after, payload.before),
-                (ld_col, ld_val) -> if({{ hbase_value_is_text('ld_val') }}, 'varchar', 'varbinary')
-            )
+            when is_hbase
+                then transform_values(
+                    coalesce(payload.after, payload.before),
+                    (ld_col, ld_val) -> if({{ hbase_value_is_text('ld_val') }}, 'varchar', 'varbinary')
+                )
             else transform_values(field_schemas, (ld_col, ld_f) -> {{ connect_column_type('ld_f') }})
         end as column_types,
         struct(payload.ts_ms, payload.source) as msg
