@@ -16,7 +16,7 @@ positioned as (
 
     select
         *,
-        try_cast(regexp_extract(msg.source.file, '([0-9]+)$', 1) as bigint) as binlog_file_number,
+        {{ binlog_file_number('msg.source.file') }} as binlog_file_number,
         -- the commit time: Debezium's source.ts_ms, dtle's source.ts_sec; snapshot rows (0) and
         -- dtle DML (ts_sec 0) fall back to the time the tool read the row (payload ts_ms)
         coalesce(nullif(msg.source.ts_ms, 0), nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms) as commit_ms,

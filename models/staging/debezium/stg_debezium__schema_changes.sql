@@ -22,12 +22,6 @@ positioned as (
             nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms
         ) as commit_ms,
         coalesce(lower(msg.position.snapshot) not in ('false', ''), is_snapshot) as is_snapshot_ddl,
-        coalesce(msg.databaseName, database_name) as ddl_database,
-        coalesce(
-            table_name,
-            nullif(regexp_extract(element_at(msg.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
-            {{ ddl_table_name('msg.ddl') }}
-        ) as ddl_table,
         coalesce(
             msg.ddl,
             case when op = 't' then coalesce(msg.source.query, concat('TRUNCATE TABLE `', table_name, '`')) end
@@ -41,12 +35,12 @@ final as (
     select
         'debezium' as source_format,
         source_system,
-        ddl_database as database_name,
-        ddl_table as table_name,
+        database_name,
+        table_name,
         case when op = 't' then 'TRUNCATE' else {{ ddl_statement_type('statement') }} end as ddl_type,
         statement as ddl_statement,
         timestamp_millis(commit_ms) as commit_ts,
-        {{ change_order(['try_cast(regexp_extract(binlog_file, \'([0-9]+)$\', 1) as bigint)', 'binlog_pos',
+        {{ change_order([binlog_file_number('binlog_file'), 'binlog_pos',
                          'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
         concat_ws(
             ' ',
@@ -58,7 +52,7 @@ final as (
         kafka_partition,
         kafka_offset,
         landing_seq,
-        {{ change_id(["'debezium'", 'source_system', 'ddl_database', 'binlog_file', 'binlog_pos', 'commit_ms',
+        {{ change_id(["'debezium'", 'source_system', 'database_name', 'binlog_file', 'binlog_pos', 'commit_ms',
                       'statement']) }} as schema_change_id
     from positioned
 

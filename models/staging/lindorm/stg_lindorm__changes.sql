@@ -30,8 +30,8 @@ final as (
     select
         'lindorm' as source_format,
         msg.source.db as source_system,
-        msg.source.namespace as database_name,
-        msg.source.`table` as table_name,
+        database_name,
+        table_name,
         op,
         key_columns,
         {{ row_key('key_image', 'key_columns') }} as row_key,
@@ -50,7 +50,7 @@ final as (
         0 as row_in_message,
         landing_seq,
         -- no position: the same content is the same change
-        {{ change_id(["'lindorm'", 'msg.source.db', 'msg.source.namespace', 'msg.source.`table`', 'op',
+        {{ change_id(["'lindorm'", 'msg.source.db', 'database_name', 'table_name', 'op',
                       'msg.source.ts_ms',
                       "coalesce(to_json(array_sort(map_entries(before))), 'null')",
                       "coalesce(to_json(array_sort(map_entries(after))), 'null')"]) }} as change_id

@@ -82,8 +82,14 @@ decoded as (
 
     select
         *,
-        nullif(concat_ws('.', payload.source.db, payload.source.schema), '') as database_name,
-        payload.source.`table` as table_name,
+        -- DDL records name their database in databaseName; dtle's do not name the table
+        coalesce(payload.databaseName, nullif(concat_ws('.', payload.source.db, payload.source.schema), ''))
+            as database_name,
+        coalesce(
+            payload.source.`table`,
+            nullif(regexp_extract(element_at(payload.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
+            {{ ddl_table_name('payload.ddl') }}
+        ) as table_name,
         -- before and after decoded by one expression
         transform(
             array(payload.before, payload.after),

@@ -174,6 +174,8 @@ final as (
         case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
         case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
         payload.op,
+        payload.source.namespace as database_name,
+        payload.source.`table` as table_name,
         is_hbase,
         array_distinct(key_columns) as key_columns,
         before_image,
