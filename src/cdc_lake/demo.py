@@ -1,4 +1,5 @@
-"""`make demo`: land the demo data set, run `dbt build`, and show what was built.
+"""`make demo`: generate the demo workload, land it in all five formats, run `dbt build`, and
+show what was built.
 
 Runs in one process: landing, dbt (in-process, session method) and the summary share one Spark
 session, so the JVM starts once.
@@ -16,14 +17,13 @@ from cdc_lake.landing import FORMATS
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
 
 
-def demo_files() -> dict[str, list[Path]]:
-    """The demo dumps shipped in `demo/`, by format (file names start with the format)."""
-    files: dict[str, list[Path]] = {}
-    for path in sorted((PROJECT_DIR / "demo").glob("*.jsonl")):
-        fmt = next((f for f in FORMATS if path.name.startswith(f)), None)
-        if fmt is not None:
-            files.setdefault(fmt, []).append(path)
-    return files
+def demo_files(folder: Path) -> dict[str, list[Path]]:
+    """The demo workload (`cdc-lake generate --demo`) written to `folder`, by format."""
+    from cdc_lake.cli import main as cli
+
+    if cli(["generate", "--demo", "--quiet", "--out", str(folder)]) != 0:
+        raise RuntimeError("cdc-lake generate --demo failed")
+    return {fmt: sorted(folder.glob(f"{fmt}*.jsonl")) for fmt in FORMATS}
 
 
 def main() -> int:
@@ -35,7 +35,9 @@ def main() -> int:
 
     spark = get_spark("cdc_lake demo")
     print("== landing the demo data")
-    for fmt, paths in demo_files().items():
+    from cdc_lake.env import lake_dir
+
+    for fmt, paths in demo_files(lake_dir() / "demo_input").items():
         print("  " + land(spark, fmt, [str(p) for p in paths]).summary())
     print("== dbt build")
     result = dbtRunner().invoke(["build", "--project-dir", str(PROJECT_DIR)])
