@@ -34,8 +34,17 @@ TABLES_DIR = Path("models") / "marts" / "tables"
 SEED_PATH = Path("seeds") / "cdc_tables.csv"
 # Keep in step with the _typed_metadata_columns macro.
 METADATA_COLUMNS = {
-    "version_id", "source_system", "row_key", "op", "commit_ts", "change_order", "change_id",
-    "valid_from", "valid_to", "is_current", "closed_by_delete",
+    "version_id",
+    "source_system",
+    "row_key",
+    "op",
+    "commit_ts",
+    "change_order",
+    "change_id",
+    "valid_from",
+    "valid_to",
+    "is_current",
+    "closed_by_delete",
 }
 
 
