@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from cdc_lake.env import PROJECT_DIR
 NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 PLAIN_COLUMN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
+YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 SEED_HEADER = ["database_name", "table_name", "column_types"]
 TABLES_DIR = Path("models") / "marts" / "tables"
 SEED_PATH = Path("seeds") / "cdc_tables.csv"
@@ -137,8 +139,14 @@ def _sql_string(text: str) -> str:
 
 
 def _q(text: str) -> str:
-    """A YAML scalar (JSON strings are valid YAML)."""
+    """A YAML scalar: plain when that is safe, else a JSON string (which is valid YAML)."""
+    if PLAIN_COLUMN_RE.match(text) and text.lower() not in YAML_WORDS:
+        return text
     return json.dumps(text, ensure_ascii=False)
+
+
+def _folded(text: str, indent: str) -> list[str]:
+    return textwrap.wrap(text, width=100, initial_indent=indent, subsequent_indent=indent)
 
 
 def _column_name(column: SourceColumn) -> str:
@@ -181,11 +189,13 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
         "models:",
         f"  - name: {base}_current",
         "    description: >",
-        f"      Live rows of the source table `{database}.{table}` (rows whose last change is a delete are left",
-        "      out), one typed column per source column, from cdc_current. Column types: cdc_typed_columns",
-        "      (the `column_types` of seeds/cdc_tables.csv, else the MySQL type mapped by",
-        "      seeds/mysql_spark_types.csv). A view: always in step with cdc_current; a column added at the",
-        f"      source appears at the next build. {note}",
+        *_folded(
+            f"Live rows of the source table `{database}.{table}` (rows whose last change is a delete are left "
+            "out), one typed column per source column, from cdc_current. Column types: cdc_typed_columns (the "
+            "`column_types` of seeds/cdc_tables.csv, else the MySQL type mapped by seeds/mysql_spark_types.csv). "
+            f"A view: always in step with cdc_current; a column added at the source appears at the next build. {note}",
+            "      ",
+        ),
         "    data_tests:",
         "      - unique_combination:",
         "          arguments:",
@@ -215,9 +225,12 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
         "",
         f"  - name: {base}_history",
         "    description: >",
-        f"      Every version of every row of the source table `{database}.{table}` (SCD type 2, valid over",
-        "      [valid_from, valid_to)), one typed column per source column, from cdc_history. Types as in",
-        f"      {base}_current. A view over cdc_history. {note}",
+        *_folded(
+            f"Every version of every row of the source table `{database}.{table}` (SCD type 2, valid over "
+            "[valid_from, valid_to)), one typed column per source column, from cdc_history. Types as in "
+            f"{base}_current. A view over cdc_history. {note}",
+            "      ",
+        ),
         "    data_tests:",
         "      - one_open_version_per_key:",
         "          arguments:",
