@@ -17,13 +17,13 @@ exposed_tables as (
     select
         database_name,
         table_name,
-        case
-            when nullif(trim(column_types), '') is null then cast(map() as map<string, string>)
-            else transform_values(
-                transform_keys(str_to_map(column_types, ';', ':'), (k, v) -> trim(k)),
+        map_filter(
+            transform_values(
+                transform_keys(str_to_map(coalesce(column_types, ''), ';', ':'), (k, v) -> trim(k)),
                 (k, v) -> lower(trim(v))
-            )
-        end as type_overrides
+            ),
+            (k, v) -> k != ''
+        ) as type_overrides
     from {{ ref('cdc_tables') }}
 
 ),
