@@ -20,16 +20,19 @@
     {%- endif -%}
     {%- set where_table = "database_name = " ~ _typed_sql_string(database_name)
         ~ " and table_name = " ~ _typed_sql_string(table_name) -%}
-    {%- if load_relation(tables_seed) is none -%}
+    {#- the relations themselves, not ref(): under `--empty` a ref renders as an empty subquery -#}
+    {%- set tables_relation = load_relation(tables_seed) -%}
+    {%- set columns_relation = load_relation(columns_model) -%}
+    {%- if tables_relation is none -%}
         {{ return([]) }}
     {%- endif -%}
     {#- one query: is the table listed, and its columns (none while cdc_typed_columns is missing) -#}
     {%- set typed_query = "select column_name, spark_type, mysql_type, column_position from "
-        ~ columns_model ~ " where " ~ where_table
-        if load_relation(columns_model) is not none
+        ~ columns_relation ~ " where " ~ where_table
+        if columns_relation is not none
         else "select null as column_name, null as spark_type, null as mysql_type, null as column_position where false" -%}
     {%- set result = run_query(
-        "select listed.tables_listed, typed.* from (select count(*) as tables_listed from " ~ tables_seed
+        "select listed.tables_listed, typed.* from (select count(*) as tables_listed from " ~ tables_relation
         ~ " where " ~ where_table ~ ") as listed left join (" ~ typed_query ~ ") as typed on true"
         ~ " order by typed.column_position") -%}
     {%- if result.rows | length == 0 or result.rows[0]['tables_listed'] | int == 0 -%}
