@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.cdc_lake_installed
 
-.PHONY: setup demo test test-slow lint build docs clean-lake clean
+.PHONY: setup demo test test-slow unit-test lint build docs clean-lake clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,13 @@ test: $(STAMP)
 # Heavier runs (real processes killed mid-build, larger workloads): CI runs them after `make test`.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -ra -m slow || [ $$? -eq 5 ]
+
+# dbt unit tests alone. Their fixtures take column types from the real relations, so the models
+# must exist: `dbt run --empty` creates any that are missing (and changes no data).
+unit-test: $(STAMP)
+	$(BIN)/dbt seed
+	$(BIN)/dbt run --empty
+	$(BIN)/dbt test --select test_type:unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests

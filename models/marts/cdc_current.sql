@@ -126,33 +126,33 @@ final as (
 
 {% if retention_days is none and not is_incremental() %}
 
-select * from final
+    select * from final
 
 {% elif not is_incremental() %}
 
-select * from final
-where not (is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }})
+    select * from final
+    where not (is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }})
 
 {% else %}
 
-select
-    *,
-    {% if retention_days is none -%}
-        false
-    {%- else -%}
-        is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
-    {%- endif %} as is_removed
-from final
+    select
+        *,
+        {% if retention_days is none -%}
+            false
+        {%- else -%}
+            is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
+        {%- endif %} as is_removed
+    from final
 
-{% if retention_days is not none %}
-union all
+    {% if retention_days is not none %}
+        union all
 
--- delete markers that expired since the last build
-select
-    *,
-    true as is_removed
-from {{ this }}
-where is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
-{% endif %}
+        -- delete markers that expired since the last build
+        select
+            *,
+            true as is_removed
+        from {{ this }}
+        where is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
+    {% endif %}
 
 {% endif %}

@@ -139,6 +139,6 @@ final as (
 
 {% else %}
 
-select * from final
+    select * from final
 
 {% endif %}

@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     from cdc_lake.generator import add_subcommand as add_generate
 
     add_generate(sub)
+
+    from cdc_lake.tables import add_subcommand as add_add_table
+
+    add_add_table(sub)
     return parser
 
 

@@ -58,6 +58,8 @@ class Lake:
         self.schema = name
         self.raw_schema = f"{name}_raw"
         self._tmp = Path(tempfile.mkdtemp(prefix=f"cdc_lake_{name}_"))
+        # dbt runs this project; a test may point it at a copy it is free to edit
+        self.project_dir = PROJECT_DIR
 
     def _activate(self) -> None:
         os.environ["CDC_LAKE_SCHEMA"] = self.schema
@@ -86,9 +88,9 @@ class Lake:
 
         self._activate()
         cwd = os.getcwd()
-        os.chdir(PROJECT_DIR)
+        os.chdir(self.project_dir)
         try:
-            result = dbtRunner().invoke([*args, "--project-dir", str(PROJECT_DIR)])
+            result = dbtRunner().invoke([*args, "--project-dir", str(self.project_dir)])
         finally:
             os.chdir(cwd)
         if expect_success and not result.success:
@@ -102,7 +104,11 @@ class Lake:
             raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
         return result
 
-    def build(self, *args: str) -> Any:
+    def build(self, *args: str, unit_tests: bool = False) -> Any:
+        """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are
+        left out unless asked for, since test_analyst runs them once for the whole suite."""
+        if not unit_tests and "--exclude" not in args:
+            args = (*args, "--exclude", "test_type:unit")
         return self.dbt("build", *args)
 
     def rows(self, query: str) -> list[dict[str, Any]]:

@@ -1,0 +1,10 @@
+{% macro _typed_column_expressions(columns, image) %}
+    {#- One `cast(...) as alias` select expression per typed column, read from the `image` map. -#}
+    {%- set expressions = [] -%}
+    {%- for column in columns -%}
+        {%- do expressions.append(
+            cast_canonical_text(image ~ "[" ~ _typed_sql_string(column['column_name']) ~ "]", column['spark_type'])
+            ~ " as " ~ _typed_alias(column['column_name'])) -%}
+    {%- endfor -%}
+    {{- return(expressions) -}}
+{% endmacro %}

@@ -1,0 +1,52 @@
+{% macro typed_columns(database_name, table_name) %}
+    {#- The typed columns of one source table, in order, as a list of dicts
+        {column_name, spark_type, mysql_type}, read from the cdc_typed_columns model while the
+        calling model is built (so a column added at the source appears at the next build).
+        Raises a compiler error when the table is not listed in the cdc_tables seed. Returns an
+        empty list at parse time and while cdc_typed_columns does not exist yet (a fresh lake,
+        `dbt compile` or `dbt docs generate` before the first build). Unit tests override it with
+        a fixed list (`overrides: macros: typed_columns: [...]`). -#}
+    {%- for name in [database_name, table_name] -%}
+        {%- if name is not string or not name -%}
+            {{ exceptions.raise_compiler_error(
+                "typed_columns: database_name and table_name must be non-empty strings, got "
+                ~ database_name ~ ", " ~ table_name) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set columns_model = ref('cdc_typed_columns') -%}
+    {%- set tables_seed = ref('cdc_tables') -%}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- set where_table = "database_name = " ~ _typed_sql_string(database_name)
+        ~ " and table_name = " ~ _typed_sql_string(table_name) -%}
+    {#- the relations themselves, not ref(): under `--empty` a ref renders as an empty subquery -#}
+    {%- set tables_relation = load_relation(tables_seed) -%}
+    {%- set columns_relation = load_relation(columns_model) -%}
+    {%- if tables_relation is none -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {#- one query: is the table listed, and its columns (none while cdc_typed_columns is missing) -#}
+    {%- set typed_query = "select column_name, spark_type, mysql_type, column_position from "
+        ~ columns_relation ~ " where " ~ where_table
+        if columns_relation is not none
+        else "select null as column_name, null as spark_type, null as mysql_type, null as column_position where false" -%}
+    {%- set result = run_query(
+        "select listed.tables_listed, typed.* from (select count(*) as tables_listed from " ~ tables_relation
+        ~ " where " ~ where_table ~ ") as listed left join (" ~ typed_query ~ ") as typed on true"
+        ~ " order by typed.column_position") -%}
+    {%- if result.rows | length == 0 or result.rows[0]['tables_listed'] | int == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            database_name ~ "." ~ table_name ~ " is not listed in seeds/cdc_tables.csv: add the line "
+            ~ "(`cdc-lake add-table " ~ database_name ~ " " ~ table_name ~ "` does it) and run `dbt build`") }}
+    {%- endif -%}
+    {%- set columns = [] -%}
+    {%- for row in result.rows if row['column_name'] is not none -%}
+        {%- do columns.append({
+            'column_name': row['column_name'],
+            'spark_type': row['spark_type'],
+            'mysql_type': row['mysql_type'],
+        }) -%}
+    {%- endfor -%}
+    {{ return(columns) }}
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ typed_current('shop', 'customers') }}

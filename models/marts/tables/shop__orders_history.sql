@@ -1,0 +1,1 @@
+{{ typed_history('shop', 'orders') }}

@@ -1,0 +1,360 @@
+"""`cdc-lake add-table`: expose a source table as typed dbt models in one command.
+
+For DATABASE.TABLE it
+1. lists the table in `seeds/cdc_tables.csv` (with optional Spark type overrides),
+2. writes `models/marts/tables/<database>__<table>_current.sql` and `..._history.sql`, each one line
+   calling the `typed_current` / `typed_history` macro,
+3. writes `models/marts/tables/_<database>__<table>__models.yml`: descriptions and tests of both
+   models, with one entry per source column when the lake already knows the table's columns
+   (`cdc_typed_columns`); run the command again later to refresh that list.
+
+The typed models find their columns themselves at build time, so the yml is documentation and tests,
+never a list that must be kept in step by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdc_lake.env import PROJECT_DIR
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+PLAIN_COLUMN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
+YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
+SEED_HEADER = ["database_name", "table_name", "column_types"]
+TABLES_DIR = Path("models") / "marts" / "tables"
+SEED_PATH = Path("seeds") / "cdc_tables.csv"
+# Keep in step with the _typed_metadata_columns macro.
+METADATA_COLUMNS = {
+    "version_id",
+    "source_system",
+    "row_key",
+    "op",
+    "commit_ts",
+    "change_order",
+    "change_id",
+    "valid_from",
+    "valid_to",
+    "is_current",
+    "closed_by_delete",
+}
+
+
+@dataclass
+class SourceColumn:
+    """One column of the source table as `cdc_typed_columns` shows it."""
+
+    name: str
+    mysql_type: str | None
+    spark_type: str
+    is_primary_key: bool
+
+
+@dataclass
+class AddTableResult:
+    seed_changed: bool
+    written: list[Path]
+    columns: list[SourceColumn] | None
+
+
+def model_base(database: str, table: str) -> str:
+    return f"{database.lower()}__{table.lower()}"
+
+
+def parse_column_types(text: str | None) -> dict[str, str]:
+    """`a:int;b:decimal(12,2)` -> {'a': 'int', 'b': 'decimal(12,2)'}; raises ValueError if malformed."""
+    result: dict[str, str] = {}
+    for part in (text or "").split(";"):
+        if not part.strip():
+            continue
+        column, sep, spark_type = part.partition(":")
+        if not sep or not column.strip() or not SPARK_TYPE_RE.match(spark_type.strip()):
+            raise ValueError(f"bad column type {part.strip()!r}: expected column:spark_type, e.g. amount:decimal(12,2)")
+        result[column.strip()] = spark_type.strip().lower()
+    return result
+
+
+def format_column_types(types: dict[str, str]) -> str:
+    return ";".join(f"{column}:{spark_type}" for column, spark_type in types.items())
+
+
+def update_seed(path: Path, database: str, table: str, column_types: dict[str, str] | None) -> bool:
+    """List the table in the cdc_tables seed; with `column_types`, replace its overrides. True if changed."""
+    rows: list[dict[str, str]] = []
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = [{k: (v or "") for k, v in row.items()} for row in csv.DictReader(handle)]
+    for row in rows:
+        if row["database_name"] == database and row["table_name"] == table:
+            if column_types is None or parse_column_types(row.get("column_types")) == column_types:
+                return False
+            row["column_types"] = format_column_types(column_types)
+            break
+    else:
+        rows.append(
+            {"database_name": database, "table_name": table, "column_types": format_column_types(column_types or {})}
+        )
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=SEED_HEADER, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return True
+
+
+def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
+    """The table's columns from the lake's `cdc_typed_columns`, or None when the lake cannot tell."""
+    try:
+        from cdc_lake.spark import get_spark
+
+        spark = get_spark("cdc-lake add-table")
+        relation = f"{os.environ.get('CDC_LAKE_SCHEMA', 'cdc_lake')}.cdc_typed_columns"
+        if not spark.catalog.tableExists(relation):
+            return None
+        rows = (
+            spark.table(relation)
+            .where(f"database_name = {_sql_string(database)} and table_name = {_sql_string(table)}")
+            .orderBy("column_position")
+            .collect()
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure only means "no column list"
+        print(f"cdc-lake add-table: could not read the lake ({type(exc).__name__}); columns not listed")
+        return None
+    return [SourceColumn(r.column_name, r.mysql_type, r.spark_type, bool(r.is_primary_key)) for r in rows]
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _q(text: str) -> str:
+    """A YAML scalar: plain when that is safe, else a JSON string (which is valid YAML)."""
+    if PLAIN_COLUMN_RE.match(text) and text.lower() not in YAML_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _folded(text: str, indent: str) -> list[str]:
+    return textwrap.wrap(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def _column_name(column: SourceColumn) -> str:
+    return column.name + ("_src" if column.name.lower() in METADATA_COLUMNS else "")
+
+
+def _source_column_entries(columns: list[SourceColumn], indent: str) -> list[str]:
+    lines = []
+    for column in columns:
+        name = _column_name(column)
+        mysql = f"MySQL `{column.mysql_type}`" if column.mysql_type else "MySQL type not carried by the format"
+        renamed = f" (renamed: `{column.name}` is also a metadata column)" if name != column.name else ""
+        key = " Part of the primary key." if column.is_primary_key else ""
+        lines.append(f"{indent}- name: {_q(name)}")
+        if not PLAIN_COLUMN_RE.match(name):
+            lines.append(f"{indent}  quote: true")
+        description = f"Source column `{column.name}`{renamed}: {mysql}, Spark `{column.spark_type}`.{key}"
+        lines.append(f"{indent}  description: {_q(description)}")
+        if column.is_primary_key:
+            lines.append(f"{indent}  data_tests: [not_null]")
+    return lines
+
+
+def models_yml(database: str, table: str, columns: list[SourceColumn] | None) -> str:
+    base = model_base(database, table)
+    listed = columns is not None and len(columns) > 0
+    note = (
+        f"The column list below was read from the lake by `cdc-lake add-table {database} {table}`; run it again "
+        "after the source table changes."
+        if listed
+        else f"Run `cdc-lake add-table {database} {table}` again after a build to list the source columns here."
+    )
+    source_columns = _source_column_entries(columns or [], "      ")
+    lines = [
+        "version: 2",
+        "",
+        f"# Written by `cdc-lake add-table {database} {table}`. The typed models find their columns at build time",
+        "# (cdc_typed_columns); this file documents and tests them. Edits are overwritten by the command.",
+        "",
+        "models:",
+        f"  - name: {base}_current",
+        "    description: >",
+        *_folded(
+            f"Live rows of the source table `{database}.{table}` (rows whose last change is a delete are left "
+            "out), one typed column per source column, from cdc_current. Column types: cdc_typed_columns (the "
+            "`column_types` of seeds/cdc_tables.csv, else the MySQL type mapped by seeds/mysql_spark_types.csv). "
+            f"A view: always in step with cdc_current; a column added at the source appears at the next build. {note}",
+            "      ",
+        ),
+        "    data_tests:",
+        "      - unique_combination:",
+        "          arguments:",
+        "            combination: [source_system, row_key]",
+        "      - typed_values_preserved:",
+        "          arguments:",
+        "            source_model: ref('cdc_current')",
+        f"            database_name: {_q(database)}",
+        f"            table_name: {_q(table)}",
+        "            join_columns: [source_system, row_key]",
+        "    columns:",
+        "      - name: source_system",
+        "        description: \"{{ doc('source_system') }}\"",
+        "        data_tests: [not_null]",
+        "      - name: row_key",
+        "        description: \"{{ doc('row_key') }}\"",
+        "        data_tests: [not_null]",
+        *source_columns,
+        "      - name: op",
+        "        description: Op of the row's latest change (`c` insert, `u` update, `r` snapshot read).",
+        "      - name: commit_ts",
+        "        description: Commit time of the row's latest change (UTC).",
+        "      - name: change_order",
+        "        description: \"{{ doc('change_order') }}\"",
+        "      - name: change_id",
+        "        description: The change that produced the row's current state.",
+        "",
+        f"  - name: {base}_history",
+        "    description: >",
+        *_folded(
+            f"Every version of every row of the source table `{database}.{table}` (SCD type 2, valid over "
+            "[valid_from, valid_to)), one typed column per source column, from cdc_history. Types as in "
+            f"{base}_current. A view over cdc_history. {note}",
+            "      ",
+        ),
+        "    data_tests:",
+        "      - one_open_version_per_key:",
+        "          arguments:",
+        "            key_columns: [source_system, row_key]",
+        "      - contiguous_versions:",
+        "          arguments:",
+        "            key_columns: [source_system, row_key]",
+        "      - typed_values_preserved:",
+        "          arguments:",
+        "            source_model: ref('cdc_history')",
+        f"            database_name: {_q(database)}",
+        f"            table_name: {_q(table)}",
+        "            join_columns: [version_id]",
+        "    columns:",
+        "      - name: version_id",
+        "        description: Id of the version (the change_id of the change that opened it).",
+        "        data_tests: [unique, not_null]",
+        "      - name: source_system",
+        "        description: \"{{ doc('source_system') }}\"",
+        "        data_tests: [not_null]",
+        "      - name: row_key",
+        "        description: \"{{ doc('row_key') }}\"",
+        "        data_tests: [not_null]",
+        *source_columns,
+        "      - name: valid_from",
+        "        description: Commit time of the change that opened the version (inclusive).",
+        "        data_tests: [not_null]",
+        "      - name: valid_to",
+        "        description: Commit time of the change that closed it (exclusive); null while open.",
+        "      - name: is_current",
+        "        description: True for the open version of a row that exists now.",
+        "      - name: closed_by_delete",
+        "        description: True when a delete closed the version.",
+        "      - name: op",
+        "        description: Op of the change that opened the version (`c`, `u` or `r`).",
+        "      - name: change_id",
+        "        description: The change that opened the version.",
+        "      - name: change_order",
+        "        description: \"{{ doc('change_order') }} Of the opening change.\"",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def model_sql(kind: str, database: str, table: str) -> str:
+    return f"{{{{ typed_{kind}('{database}', '{table}') }}}}\n"
+
+
+def add_table(
+    database: str,
+    table: str,
+    project_dir: Path = PROJECT_DIR,
+    column_types: dict[str, str] | None = None,
+    read_lake: bool = True,
+) -> AddTableResult:
+    """List DATABASE.TABLE in the config and write its typed models and their yml."""
+    for label, name in (("DATABASE", database), ("TABLE", table)):
+        if not NAME_RE.match(name):
+            raise ValueError(f"{label} {name!r}: only letters, digits and _ make a dbt model name")
+    seed_changed = update_seed(project_dir / SEED_PATH, database, table, column_types)
+    tables_dir = project_dir / TABLES_DIR
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    base = model_base(database, table)
+    columns = lake_columns(database, table) if read_lake else None
+    files = {
+        tables_dir / f"{base}_current.sql": model_sql("current", database, table),
+        tables_dir / f"{base}_history.sql": model_sql("history", database, table),
+        tables_dir / f"_{base}__models.yml": models_yml(database, table, columns),
+    }
+    written = []
+    for path, text in files.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    return AddTableResult(seed_changed, written, columns)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        overrides = parse_column_types(args.column_types) if args.column_types is not None else None
+        result = add_table(
+            args.database,
+            args.table,
+            project_dir=Path(args.project_dir),
+            column_types=overrides,
+            read_lake=not args.no_lake,
+        )
+    except ValueError as exc:
+        print(f"cdc-lake add-table: {exc}", file=sys.stderr)
+        return 2
+    where = f"{args.database}.{args.table}"
+    print(f"{where}: {'listed in' if result.seed_changed else 'already in'} seeds/cdc_tables.csv")
+    for path in result.written:
+        print(f"  wrote {path}")
+    if result.columns is None:
+        print("  columns not listed (the lake has no cdc_typed_columns yet): run this again after `dbt build`")
+    else:
+        print(f"  {len(result.columns)} source columns documented")
+    print("next: dbt build")
+    return 0
+
+
+def add_subcommand(sub: argparse._SubParsersAction) -> None:
+    """Register `cdc-lake add-table` on the CLI's subparsers."""
+    add = sub.add_parser(
+        "add-table",
+        help="expose a source table as typed dbt models (<database>__<table>_current and _history)",
+        description=(
+            "List DATABASE.TABLE in seeds/cdc_tables.csv and write its two typed models into "
+            "models/marts/tables/ (one line each, calling the typed_current / typed_history macros) with "
+            "their yml (descriptions and tests). The models find their columns at build time; the yml "
+            "lists them when the lake already knows the table, so run the command again after a build to "
+            "document new columns. Then run `dbt build`. Running it twice changes nothing."
+        ),
+    )
+    add.add_argument("database", metavar="DATABASE", help="source database (MySQL schema), as in database_name")
+    add.add_argument("table", metavar="TABLE", help="source table, as in table_name")
+    add.add_argument(
+        "--column-types",
+        metavar="COL:TYPE;...",
+        help="Spark types that replace the mapped ones, e.g. 'amount:decimal(12,2);is_active:boolean'",
+    )
+    add.add_argument("--project-dir", default=str(PROJECT_DIR), help="dbt project folder (default: this checkout)")
+    add.add_argument(
+        "--no-lake", action="store_true", help="do not start Spark to read the table's columns from the lake"
+    )
+    add.set_defaults(func=_run)
