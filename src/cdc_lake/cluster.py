@@ -118,23 +118,23 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
             ),
             "spark.executor.memory": settings.executor_memory,
             "spark.cores.max": str(settings.cores),
-            "spark.local.dir": str(lake / "tmp" / "spark"),
         }
     )
     return conf
 
 
 def thrift_server_hiveconf(settings: Settings) -> dict[str, str]:
-    """HiveServer2 settings: loopback only, and its scratch folders inside the cluster dir."""
-    tmp = settings.path("tmp")
+    """HiveServer2 settings: loopback only, and its scratch folder inside the cluster dir.
+
+    The other Hive session folders default to java.io.tmpdir, which the driver's options point
+    into the cluster dir; they stay per-session (a fixed `hive.downloaded.resources.dir` is
+    deleted when any session closes and breaks concurrent session opening).
+    """
     return {
         "hive.server2.thrift.bind.host": HOST,
         "hive.server2.thrift.port": str(settings.thrift_port),
         "hive.server2.transport.mode": "binary",
-        "hive.server2.logging.operation.log.location": str(tmp / "operation_logs"),
-        "hive.exec.scratchdir": str(tmp / "hive-scratch"),
-        "hive.exec.local.scratchdir": str(tmp / "hive-local-scratch"),
-        "hive.downloaded.resources.dir": str(tmp / "hive-resources"),
+        "hive.exec.scratchdir": str(settings.path("tmp", "hive-scratch")),
     }
 
 
