@@ -4,8 +4,9 @@ The test starts a master, a worker and a Thrift Server (`cdc-lake cluster start`
 free loopback ports, in a temporary cluster dir), lands a small workload over thrift in two runs
 (`cdc-lake land --target thrift`), runs dbt with `--target thrift` after each (real subprocesses:
 a full `dbt run`, then an incremental `dbt build` with all data tests), and checks that every
-model equals what the embedded target builds from the same data in one go. The embedded side is the in-process `lake` fixture: its own
-lake and Derby metastore, so no second process opens the cluster's metastore.
+model equals what the embedded target builds from the same data in one go. The embedded side is
+the in-process `lake` fixture: its own lake and Derby metastore, so no second process opens the
+cluster's metastore.
 
 Every process the cluster fixture started is stopped in its finalizer, also when the test fails.
 Run with `make test-cluster` (pytest -m cluster); durations are printed with `-s` and in the report.
