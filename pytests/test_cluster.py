@@ -161,7 +161,9 @@ def generated_workload(work: Path) -> list[tuple[str, Path]]:
     """
     if importlib.util.find_spec("cdc_lake.generator") is None:
         return []
-    modelled = sorted(p.name for p in (PROJECT_DIR / "models" / "staging").iterdir() if p.is_dir())
+    from cdc_lake.landing import FORMATS
+
+    modelled = [fmt for fmt in FORMATS if (PROJECT_DIR / "models" / "staging" / fmt).is_dir()]
     out = work / "generated"
     options = ["--seed", "8", "--changes", "300", "--quiet", "--formats", ",".join(modelled)]
     subprocess.run([str(BIN / "cdc-lake"), "generate", *options, "--out", str(out)], check=True, timeout=300)
