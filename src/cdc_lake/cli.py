@@ -22,9 +22,14 @@ def _land(args: argparse.Namespace) -> int:
     }
     if args.target == "thrift":
         from cdc_lake.landing import land_over_thrift
-        from cdc_lake.thrift import connect
+        from cdc_lake.thrift import ThriftTarget, connect
 
-        conn = connect()
+        target = ThriftTarget.from_profile()
+        try:
+            conn = connect(target)
+        except Exception as exc:  # noqa: BLE001 - thrift/SASL raise many types; all mean "not reached"
+            print(f"cannot reach the Spark Thrift Server {target}: {exc}", file=sys.stderr)
+            return 1
         try:
             report = land_over_thrift(conn.cursor(), args.format, args.files, **options)
         finally:

@@ -407,7 +407,11 @@ def _stop_one(daemon: Daemon, timeout: float, echo: Callable[[str], None]) -> No
     began = time.monotonic()
     # Our daemons lead their own process group (start_new_session); signal the group so the
     # worker's executor JVMs go too. Never signal a group we did not create.
-    pgid = pid if os.getpgid(pid) == pid else None
+    try:
+        pgid = pid if os.getpgid(pid) == pid else None
+    except ProcessLookupError:  # it exited since pid() looked
+        daemon.pid_file.unlink(missing_ok=True)
+        return
 
     def send(sig: int) -> None:
         try:

@@ -63,13 +63,3 @@ def connect(target: ThriftTarget | None = None, timeout: float | None = None) ->
         transport = thrift_sasl.TSaslClientTransport(sasl_client, "PLAIN", sock)
     return hive.Connection(thrift_transport=transport, username=target.user)
 
-
-def execute(cursor: Any, sql: str) -> None:
-    """Run a statement that returns no rows (DDL, INSERT, MERGE)."""
-    cursor.execute(sql)
-
-
-def query(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
-    """Run a query and return all its rows."""
-    cursor.execute(sql)
-    return list(cursor.fetchall())
