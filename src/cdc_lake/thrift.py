@@ -62,4 +62,3 @@ def connect(target: ThriftTarget | None = None, timeout: float | None = None) ->
 
         transport = thrift_sasl.TSaslClientTransport(sasl_client, "PLAIN", sock)
     return hive.Connection(thrift_transport=transport, username=target.user)
-
