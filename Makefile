@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.cdc_lake_installed
 
-.PHONY: setup demo test test-slow unit-test lint build docs clean-lake clean
+.PHONY: setup demo test test-slow unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs clean-lake clean
 
 setup: $(STAMP)
 
@@ -36,9 +36,25 @@ unit-test: $(STAMP)
 	$(BIN)/dbt run --empty
 	$(BIN)/dbt test --select test_type:unit
 
+
+# A Spark standalone master + worker + Thrift Server on 127.0.0.1 (see README "Run on a cluster");
+# state in CDC_LAKE_CLUSTER_DIR (default .lake-cluster/). Then: CDC_LAKE_TARGET=thrift dbt build.
+cluster-start: $(STAMP)
+	$(BIN)/cdc-lake cluster start
+
+cluster-stop: $(STAMP)
+	$(BIN)/cdc-lake cluster stop
+
+cluster-status: $(STAMP)
+	$(BIN)/cdc-lake cluster status
+
+# Starts its own cluster on free ports in a temporary dir, and stops it whatever happens.
+test-cluster: $(STAMP)
+	$(BIN)/python -m pytest -ra -m cluster
+
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
-	$(BIN)/sqlfluff lint models macros tests
+	$(BIN)/sqlfluff lint $(wildcard models macros tests)
 
 build: $(STAMP)
 	$(BIN)/dbt build
@@ -47,7 +63,7 @@ docs: $(STAMP)
 	$(BIN)/dbt docs generate
 
 clean-lake:
-	rm -rf .lake target logs
+	rm -rf .lake .lake-cluster target logs
 
 clean: clean-lake
 	rm -rf $(VENV)

@@ -1,35 +1,75 @@
-"""`cdc-lake`: the project's command line (landing Kafka dumps; more subcommands join here)."""
+"""`cdc-lake`: the project's command line (landing Kafka dumps, a local cluster; more join here)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 
 from cdc_lake.landing import FORMATS
 
 EXIT_BAD_LINES = 3
+TARGETS = ("local", "thrift")
 
 
 def _land(args: argparse.Namespace) -> int:
-    from cdc_lake.landing import land
-    from cdc_lake.spark import get_spark
+    options = {
+        "raw_values": args.raw_values,
+        "topic": args.topic,
+        "partition": args.partition,
+        "progress": sys.stderr,
+    }
+    if args.target == "thrift":
+        from cdc_lake.landing import land_over_thrift
+        from cdc_lake.thrift import ThriftTarget, connect
 
-    spark = get_spark("cdc-lake land")
-    report = land(
-        spark,
-        args.format,
-        args.files,
-        raw_values=args.raw_values,
-        topic=args.topic,
-        partition=args.partition,
-        progress=sys.stderr,
-    )
+        target = ThriftTarget.from_profile()
+        try:
+            conn = connect(target)
+        except Exception as exc:  # noqa: BLE001 - thrift/SASL raise many types; all mean "not reached"
+            print(f"cannot reach the Spark Thrift Server {target}: {exc}", file=sys.stderr)
+            return 1
+        try:
+            report = land_over_thrift(conn.cursor(), args.format, args.files, **options)
+        finally:
+            conn.close()
+    else:
+        from cdc_lake.landing import land
+        from cdc_lake.spark import get_spark
+
+        report = land(get_spark("cdc-lake land"), args.format, args.files, **options)
     for bad in report.bad_lines[: args.max_errors]:
         print(f"{bad.source}:{bad.line_no}: {bad.reason}", file=sys.stderr)
     if len(report.bad_lines) > args.max_errors:
         print(f"... and {len(report.bad_lines) - args.max_errors} more bad lines", file=sys.stderr)
     print(report.summary())
     return EXIT_BAD_LINES if report.bad_lines else 0
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from cdc_lake import cluster
+
+    settings = cluster.Settings.from_env()
+    if args.action == "start":
+        began = time.monotonic()
+        try:
+            cluster.start(settings, timeout=args.timeout or cluster.START_TIMEOUT)
+        except cluster.ClusterError as exc:
+            print(f"cluster start failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"cluster up in {time.monotonic() - began:.1f}s; point dbt and cdc-lake land at it with:")
+        print("export " + " ".join(f"{k}={v}" for k, v in cluster.client_env(settings).items()))
+        return 0
+    if args.action == "stop":
+        began = time.monotonic()
+        cluster.stop(settings, timeout=args.timeout or cluster.STOP_TIMEOUT)
+        print(f"cluster down in {time.monotonic() - began:.1f}s")
+        return 0
+    if args.action == "status":
+        return 0 if cluster.status(settings) else 1
+    print(cluster.submit_command(settings))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
     land.add_argument("--topic", help="topic for --raw-values (default: file name without extension)")
     land.add_argument("--partition", type=int, default=0, help="partition for --raw-values (default 0)")
     land.add_argument("--max-errors", type=int, default=20, help="bad lines to print (default 20)")
+    land.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=os.environ.get("CDC_LAKE_TARGET", "local"),
+        help=(
+            "dbt target whose lake receives the records: `local` opens the embedded lake in "
+            "CDC_LAKE_DIR; `thrift` sends them to the Spark Thrift Server of the `thrift` target "
+            "(CDC_LAKE_THRIFT_HOST/PORT/USER/AUTH) as INSERT batches plus one MERGE "
+            "(default: $CDC_LAKE_TARGET, else local)"
+        ),
+    )
     land.set_defaults(func=_land)
 
     from cdc_lake.generator import add_subcommand as add_generate
@@ -69,6 +120,34 @@ def build_parser() -> argparse.ArgumentParser:
     from cdc_lake.tables import add_subcommand as add_add_table
 
     add_add_table(sub)
+
+    cluster = sub.add_parser(
+        "cluster",
+        help="start/stop/status of a local Spark standalone cluster with a Thrift Server",
+        description=(
+            "A Spark standalone master, one worker and a Spark Thrift Server submitted to it, bound to "
+            "127.0.0.1, with Iceberg and a Derby metastore owned by the Thrift Server, all under "
+            "CDC_LAKE_CLUSTER_DIR (default .lake-cluster/). Ports: CDC_LAKE_CLUSTER_MASTER_PORT (7077), "
+            "CDC_LAKE_CLUSTER_MASTER_UI_PORT (8080), CDC_LAKE_CLUSTER_WORKER_UI_PORT (8081), "
+            "CDC_LAKE_THRIFT_PORT (10000). Size: CDC_LAKE_CLUSTER_CORES (2), "
+            "CDC_LAKE_CLUSTER_WORKER_MEMORY (3g), CDC_LAKE_CLUSTER_EXECUTOR_MEMORY (2g), "
+            "CDC_LAKE_CLUSTER_DRIVER_MEMORY (2g). Then use `--target thrift` (or CDC_LAKE_TARGET=thrift) "
+            "with dbt and `cdc-lake land`."
+        ),
+    )
+    cluster.add_argument(
+        "action",
+        choices=["start", "stop", "status", "command"],
+        help=(
+            "start: start what is not running and wait until healthy; stop: stop the processes in the "
+            "pid files; status: exit 0 only when all three are running and healthy; command: print the "
+            "Thrift Server's spark-submit command line"
+        ),
+    )
+    cluster.add_argument(
+        "--timeout", type=float, default=None, help="seconds to wait per process (start 180, stop 60)"
+    )
+    cluster.set_defaults(func=_cluster)
     return parser
 
 

@@ -237,3 +237,132 @@ def land(
             spark.catalog.dropTempView("cdc_lake_landing_batch")
     report.seconds = time.monotonic() - started
     return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Landing through a Spark Thrift Server (dbt's `thrift` target)
+#
+# On a cluster the metastore belongs to the Thrift Server (embedded Derby admits one process, and a
+# real metastore should not be opened by every client), so landing goes over the same connection
+# dbt uses: the records are sent as `insert into <staging table> values (...)` batches, then one
+# MERGE moves the new ones into the raw table. One MERGE is one Iceberg commit, so a `dbt build`
+# running at the same time sees all of a landing run or none of it.
+
+_STAGING_COLUMNS = (
+    "line_no bigint, kafka_topic string, kafka_partition int, kafka_offset bigint, "
+    "kafka_timestamp_ms bigint, kafka_key string, kafka_value string"
+)
+THRIFT_BATCH_ROWS = 2000
+THRIFT_BATCH_BYTES = 4 * 1024 * 1024
+
+# Spark SQL string literals (spark.sql.parser.escapedStringLiterals=false, the default) unescape
+# backslash sequences: send backslash and quote escaped, control characters as \uXXXX.
+_SQL_ESCAPES = {ord("\\"): "\\\\", ord("'"): "\\'"}
+_SQL_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x20), 0x7F]})
+_SQL_ESCAPES.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
+
+
+def sql_string(value: str | None) -> str:
+    """A Spark SQL literal that parses back to exactly `value` (NULL for None).
+
+    Text read with errors="surrogateescape" holds undecodable bytes as lone surrogates; they
+    cannot travel over Thrift (UTF-8) and become U+FFFD, one per byte.
+    """
+    if value is None:
+        return "null"
+    return "'" + value.translate(_SQL_ESCAPES) + "'"
+
+
+def _sql_int(value: int | None) -> str:
+    return "null" if value is None else str(int(value))
+
+
+def land_over_thrift(
+    cursor: Any,
+    fmt: str,
+    paths: list[str],
+    raw_values: bool = False,
+    topic: str | None = None,
+    partition: int = 0,
+    progress: IO[str] | None = None,
+    batch_rows: int = THRIFT_BATCH_ROWS,
+    batch_bytes: int = THRIFT_BATCH_BYTES,
+) -> LandingReport:
+    """`land` through a DB-API cursor on a Spark Thrift Server: same table, same semantics."""
+    report = LandingReport(fmt)
+    started = time.monotonic()
+    table = raw_table(fmt)
+    cursor.execute(f"create database if not exists {raw_schema()}")
+    cursor.execute(
+        f"create table if not exists {table} ({RAW_COLUMNS}) using iceberg "
+        "tblproperties ('format-version' = '2')"
+    )
+    # Later landing runs get larger numbers; staging reads above its watermark.
+    landing_seq = time.time_ns() // 1000
+    staging = f"{raw_schema()}.landing_{fmt}_{landing_seq}"
+    cursor.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
+    try:
+        rows: list[str] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal rows, size
+            if rows:
+                cursor.execute(f"insert into {staging} values\n" + ",\n".join(rows))
+            rows, size = [], 0
+
+        for line_no, record in enumerate(
+            read_records(paths, report, raw_values, topic, partition, progress), start=1
+        ):
+            row = (
+                f"({line_no}, {sql_string(record['kafka_topic'])}, {_sql_int(record['kafka_partition'])}, "
+                f"{_sql_int(record['kafka_offset'])}, {_sql_int(record['kafka_timestamp_ms'])}, "
+                f"{sql_string(record['kafka_key'])}, {sql_string(record['kafka_value'])})"
+            )
+            rows.append(row)
+            size += len(row)
+            if len(rows) >= batch_rows or size >= batch_bytes:
+                flush()
+        flush()
+        if report.records_valid:
+            cursor.execute(f"select min(kafka_offset), max(kafka_offset) from {staging}")
+            lo, hi = cursor.fetchall()[0]
+            cursor.execute(f"select count(*) from {table}")
+            before = int(cursor.fetchall()[0][0])
+            # First occurrence of a (topic, partition, offset) in the files wins, as in `land`.
+            cursor.execute(
+                f"""
+                merge into {table} as t
+                using (
+                    select
+                        kafka_topic,
+                        kafka_partition,
+                        kafka_offset,
+                        timestamp_millis(kafka_timestamp_ms) as kafka_timestamp,
+                        kafka_key,
+                        kafka_value,
+                        current_timestamp() as landed_at,
+                        cast({landing_seq} as bigint) as landing_seq
+                    from (
+                        select
+                            *,
+                            row_number() over (
+                                partition by kafka_topic, kafka_partition, kafka_offset order by line_no
+                            ) as occurrence
+                        from {staging}
+                    )
+                    where occurrence = 1
+                ) as s
+                on t.kafka_topic = s.kafka_topic
+                    and t.kafka_partition = s.kafka_partition
+                    and t.kafka_offset = s.kafka_offset
+                    and t.kafka_offset between {lo} and {hi}
+                when not matched then insert *
+                """
+            )
+            cursor.execute(f"select count(*) from {table}")
+            report.records_landed = int(cursor.fetchall()[0][0]) - before
+    finally:
+        cursor.execute(f"drop table if exists {staging}")
+    report.seconds = time.monotonic() - started
+    return report

@@ -7,6 +7,7 @@ Jinja is `env_var`) so the landing CLI and the test harness open the same lake a
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -20,23 +21,29 @@ if TYPE_CHECKING:
 _MISSING = object()
 
 
-def _env_var(name: str, default: Any = _MISSING) -> str:
-    if name in os.environ:
-        return os.environ[name]
-    if default is _MISSING:
-        raise KeyError(f"environment variable {name} is required by profiles.yml")
-    return str(default)
-
-
-def profile_settings(target: str = "local") -> dict[str, str]:
-    """The `server_side_parameters` of a target in profiles/profiles.yml, rendered."""
+def profile_output(target: str = "local", env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One target of profiles/profiles.yml, rendered; `env` overrides environment variables."""
     apply_defaults()
+    variables = {**os.environ, **(env or {})}
+
+    def env_var(name: str, default: Any = _MISSING) -> str:
+        if name in variables:
+            return variables[name]
+        if default is _MISSING:
+            raise KeyError(f"environment variable {name} is required by profiles.yml")
+        return str(default)
+
     text = (PROJECT_DIR / "profiles" / "profiles.yml").read_text()
-    env = jinja2.Environment()
-    env.filters["as_number"] = lambda v: v
-    rendered = env.from_string(text).render(env_var=_env_var)
-    outputs = yaml.safe_load(rendered)["cdc_lake"]["outputs"]
-    return {str(k): str(v) for k, v in outputs[target].get("server_side_parameters", {}).items()}
+    jinja = jinja2.Environment()
+    jinja.filters["as_number"] = lambda v: v
+    rendered = jinja.from_string(text).render(env_var=env_var)
+    return dict(yaml.safe_load(rendered)["cdc_lake"]["outputs"][target])
+
+
+def profile_settings(target: str = "local", env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The `server_side_parameters` of a target in profiles/profiles.yml, rendered."""
+    output = profile_output(target, env)
+    return {str(k): str(v) for k, v in output.get("server_side_parameters", {}).items()}
 
 
 def get_spark(app_name: str = "cdc_lake", extra: dict[str, str] | None = None) -> SparkSession:

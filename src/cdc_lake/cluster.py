@@ -1,0 +1,486 @@
+"""A Spark standalone cluster on this machine, with a Spark Thrift Server for dbt's `thrift` target.
+
+Three processes, all started from the pyspark package's own `bin/spark-class` / `bin/spark-submit`
+(the pyspark 3.5 wheel ships both and the `spark-hive-thriftserver` jar, but no `sbin/start-*.sh`):
+
+- a standalone **master**  (`org.apache.spark.deploy.master.Master`),
+- one **worker**            (`org.apache.spark.deploy.worker.Worker`), small: CDC_LAKE_CLUSTER_CORES
+  cores (default 2), CDC_LAKE_CLUSTER_WORKER_MEMORY (default 3g);
+- a **Spark Thrift Server** (`org.apache.spark.sql.hive.thriftserver.HiveThriftServer2`) submitted
+  to that master, with the Iceberg runtime jar on `--jars` and `--driver-class-path`.
+
+Everything binds to 127.0.0.1 only. The catalog is the `local` target's: Iceberg through Spark's
+session catalog with a Hive metastore in embedded Derby. The Thrift Server is the only process that
+opens that metastore (Derby allows one), so everything else — dbt, `cdc-lake land --target thrift`,
+tests — goes through the Thrift Server. Warehouse, metastore, logs, pid files and scratch space all
+live under CDC_LAKE_CLUSTER_DIR (default `.lake-cluster/` in the project).
+
+Each process is started in its own session (process group), its pid written to `run/<name>.pid`;
+`stop` signals exactly those groups (the worker's executors are in the worker's group), SIGTERM
+first, SIGKILL after a timeout. Health checks have deadlines: master port open, worker registered
+(master's JSON status page), Thrift port open and `select 1` answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cdc_lake.env import PROJECT_DIR, apply_defaults, iceberg_jar
+from cdc_lake.spark import profile_settings
+
+HOST = "127.0.0.1"
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+START_TIMEOUT = 180.0
+STOP_TIMEOUT = 60.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started (the message carries the failing process's log tail)."""
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the cluster lives and how big it is; every field has a CDC_LAKE_* variable."""
+
+    cluster_dir: Path
+    master_port: int = 7077
+    master_ui_port: int = 8080
+    worker_ui_port: int = 8081
+    thrift_port: int = 10000
+    cores: int = 2
+    worker_memory: str = "3g"
+    executor_memory: str = "2g"
+    driver_memory: str = "2g"
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        apply_defaults()
+        return cls(
+            cluster_dir=Path(os.environ.get("CDC_LAKE_CLUSTER_DIR", PROJECT_DIR / ".lake-cluster")).resolve(),
+            master_port=_env_int("CDC_LAKE_CLUSTER_MASTER_PORT", 7077),
+            master_ui_port=_env_int("CDC_LAKE_CLUSTER_MASTER_UI_PORT", 8080),
+            worker_ui_port=_env_int("CDC_LAKE_CLUSTER_WORKER_UI_PORT", 8081),
+            thrift_port=_env_int("CDC_LAKE_THRIFT_PORT", 10000),
+            cores=_env_int("CDC_LAKE_CLUSTER_CORES", 2),
+            worker_memory=os.environ.get("CDC_LAKE_CLUSTER_WORKER_MEMORY", "3g"),
+            executor_memory=os.environ.get("CDC_LAKE_CLUSTER_EXECUTOR_MEMORY", "2g"),
+            driver_memory=os.environ.get("CDC_LAKE_CLUSTER_DRIVER_MEMORY", "2g"),
+        )
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://{HOST}:{self.master_port}"
+
+    def path(self, *parts: str) -> Path:
+        return self.cluster_dir.joinpath(*parts)
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def thrift_server_conf(settings: Settings) -> dict[str, str]:
+    """Spark settings of the Thrift Server: the `local` target's, with the lake in the cluster dir.
+
+    Taking the `local` target's `server_side_parameters` (Iceberg extensions, session catalog on a
+    Hive metastore, UTC, shuffle partitions, ...) keeps both targets' SQL semantics identical; only
+    where things run and live changes.
+    """
+    lake = settings.cluster_dir
+    conf = profile_settings("local", env={"CDC_LAKE_DIR": str(lake)})
+    conf.pop("spark.master", None)
+    conf.pop("spark.driver.memory", None)
+    conf.update(
+        {
+            "spark.driver.host": HOST,
+            "spark.driver.bindAddress": HOST,
+            "spark.driver.extraJavaOptions": (
+                f"-Dderby.system.home={lake} -Dderby.stream.error.file={lake}/logs/derby.log "
+                f"-Djava.io.tmpdir={lake}/tmp"
+            ),
+            "spark.executor.memory": settings.executor_memory,
+            "spark.cores.max": str(settings.cores),
+        }
+    )
+    return conf
+
+
+def thrift_server_hiveconf(settings: Settings) -> dict[str, str]:
+    """HiveServer2 settings: loopback only, and its scratch folder inside the cluster dir.
+
+    The other Hive session folders default to java.io.tmpdir, which the driver's options point
+    into the cluster dir; they stay per-session (a fixed `hive.downloaded.resources.dir` is
+    deleted when any session closes and breaks concurrent session opening).
+    """
+    return {
+        "hive.server2.thrift.bind.host": HOST,
+        "hive.server2.thrift.port": str(settings.thrift_port),
+        "hive.server2.transport.mode": "binary",
+        "hive.exec.scratchdir": str(settings.path("tmp", "hive-scratch")),
+    }
+
+
+@dataclass
+class Daemon:
+    """One cluster process: how to start it, how to recognise it, and when it is healthy."""
+
+    name: str
+    main_class: str
+    argv: list[str]
+    port: int
+    healthy: Callable[[], bool] = field(repr=False)
+    settings: Settings = field(repr=False)
+
+    @property
+    def pid_file(self) -> Path:
+        return self.settings.path("run", f"{self.name}.pid")
+
+    @property
+    def log_file(self) -> Path:
+        return self.settings.path("logs", f"{self.name}.log")
+
+    def pid(self) -> int | None:
+        """The recorded pid if that process is alive and is this daemon (not a reused pid)."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if _is_alive(pid) and self.main_class in _cmdline(pid) else None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_file.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return "(no log)"
+        return "\n".join(text[-lines:])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_alive(pid: int) -> bool:
+    """True for a running process; a zombie (exited, not yet reaped) counts as dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg(0) also succeeds for zombies: look for a live member.
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+def port_open(port: int, host: str = HOST, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def alive_workers(settings: Settings) -> int:
+    """ALIVE workers the master reports on its JSON status page (0 when it does not answer)."""
+    url = f"http://{HOST}:{settings.master_ui_port}/json/"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            status = json.load(response)
+    except (OSError, ValueError):
+        return 0
+    return sum(1 for w in status.get("workers", []) if w.get("state") == "ALIVE")
+
+
+def thrift_select_one(settings: Settings, timeout: float = 30.0) -> bool:
+    """`select 1` over the Thrift protocol, the same way dbt's thrift target connects."""
+    from cdc_lake.thrift import ThriftTarget, connect
+
+    target = ThriftTarget(HOST, settings.thrift_port, "cdc_lake", "NONE")
+    try:
+        conn = connect(target, timeout=timeout)
+    except Exception:  # noqa: BLE001 - any failure to connect means "not healthy yet"
+        return False
+    try:
+        cursor = conn.cursor()
+        cursor.execute("select 1")
+        return cursor.fetchall() == [(1,)]
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def daemons(settings: Settings) -> list[Daemon]:
+    """The three processes, in start order."""
+    bin_dir = spark_home() / "bin"
+    jar = str(iceberg_jar())
+    master = Daemon(
+        name="master",
+        main_class=MASTER_CLASS,
+        argv=[
+            str(bin_dir / "spark-class"), MASTER_CLASS,
+            "--host", HOST, "--port", str(settings.master_port),
+            "--webui-port", str(settings.master_ui_port),
+        ],
+        port=settings.master_port,
+        healthy=lambda: port_open(settings.master_port) and port_open(settings.master_ui_port),
+        settings=settings,
+    )
+    worker = Daemon(
+        name="worker",
+        main_class=WORKER_CLASS,
+        argv=[
+            str(bin_dir / "spark-class"), WORKER_CLASS,
+            "--host", HOST, "--webui-port", str(settings.worker_ui_port),
+            "--cores", str(settings.cores), "--memory", settings.worker_memory,
+            "--work-dir", str(settings.path("work")),
+            settings.master_url,
+        ],
+        port=settings.worker_ui_port,
+        healthy=lambda: alive_workers(settings) >= 1,
+        settings=settings,
+    )
+    submit = [
+        str(bin_dir / "spark-submit"),
+        "--master", settings.master_url,
+        "--deploy-mode", "client",
+        "--class", THRIFT_CLASS,
+        "--name", "cdc_lake Thrift Server",
+        "--jars", jar,
+        "--driver-class-path", jar,
+        "--driver-memory", settings.driver_memory,
+    ]
+    for key, value in thrift_server_conf(settings).items():
+        submit += ["--conf", f"{key}={value}"]
+    # No application jar: spark-submit knows HiveThriftServer2 (it is "spark-internal").
+    for key, value in thrift_server_hiveconf(settings).items():
+        submit += ["--hiveconf", f"{key}={value}"]
+    thrift = Daemon(
+        name="thriftserver",
+        main_class=THRIFT_CLASS,
+        argv=submit,
+        port=settings.thrift_port,
+        healthy=lambda: port_open(settings.thrift_port) and thrift_select_one(settings),
+        settings=settings,
+    )
+    return [master, worker, thrift]
+
+
+def _process_env(settings: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "SPARK_HOME": str(spark_home()),
+            # Every Spark server socket (RPC, block manager, web UIs) binds to loopback.
+            "SPARK_LOCAL_IP": HOST,
+            "SPARK_LOCAL_HOSTNAME": HOST,
+            "SPARK_MASTER_HOST": HOST,
+            "SPARK_LOG_DIR": str(settings.path("logs")),
+            "SPARK_PID_DIR": str(settings.path("run")),
+            "SPARK_WORKER_DIR": str(settings.path("work")),
+            "SPARK_LOCAL_DIRS": str(settings.path("tmp", "spark")),
+            # Master and worker are bookkeeping only; the default 1g heap is more than they need.
+            "SPARK_DAEMON_MEMORY": os.environ.get("CDC_LAKE_CLUSTER_DAEMON_MEMORY", "512m"),
+        }
+    )
+    # A PySpark driver setting in the caller's environment must not leak into the daemons.
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return env
+
+
+def _launch(daemon: Daemon, env: dict[str, str]) -> int:
+    daemon.log_file.parent.mkdir(parents=True, exist_ok=True)
+    daemon.pid_file.parent.mkdir(parents=True, exist_ok=True)
+    with daemon.log_file.open("ab") as log:
+        log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(daemon.argv)}\n".encode())
+        log.flush()
+        # spark-class exec()s java, so this pid is the JVM's; a new session makes it a group leader.
+        proc = subprocess.Popen(
+            daemon.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=daemon.settings.cluster_dir,
+            start_new_session=True,
+        )
+    daemon.pid_file.write_text(f"{proc.pid}\n")
+    return proc.pid
+
+
+def _wait_healthy(daemon: Daemon, pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _is_alive(pid):
+            raise ClusterError(
+                f"{daemon.name} (pid {pid}) exited during start-up; log tail:\n{daemon.log_tail()}"
+            )
+        if daemon.healthy():
+            return
+        time.sleep(1.0)
+    raise ClusterError(
+        f"{daemon.name} (pid {pid}) not healthy after {timeout:.0f}s; log tail:\n{daemon.log_tail()}"
+    )
+
+
+def start(
+    settings: Settings | None = None,
+    timeout: float = START_TIMEOUT,
+    echo: Callable[[str], None] = print,
+) -> Settings:
+    """Start master, worker and Thrift Server (those not already running); wait until healthy.
+
+    On failure, the processes this call started are stopped again and ClusterError is raised.
+    """
+    settings = settings or Settings.from_env()
+    for sub in ("logs", "run", "work", "tmp"):
+        settings.path(sub).mkdir(parents=True, exist_ok=True)
+    env = _process_env(settings)
+    started: list[Daemon] = []
+    try:
+        for daemon in daemons(settings):
+            running = daemon.pid()
+            if running is not None:
+                echo(f"{daemon.name}: already running (pid {running})")
+                continue
+            if port_open(daemon.port):
+                raise ClusterError(
+                    f"{daemon.name}: port {HOST}:{daemon.port} is already taken by another process; "
+                    "choose another with the CDC_LAKE_CLUSTER_*_PORT / CDC_LAKE_THRIFT_PORT variables"
+                )
+            began = time.monotonic()
+            pid = _launch(daemon, env)
+            started.append(daemon)
+            _wait_healthy(daemon, pid, timeout)
+            echo(f"{daemon.name}: started (pid {pid}, port {daemon.port}) in {time.monotonic() - began:.1f}s")
+    except BaseException:
+        for daemon in reversed(started):
+            _stop_one(daemon, STOP_TIMEOUT, echo)
+        raise
+    return settings
+
+
+def _stop_one(daemon: Daemon, timeout: float, echo: Callable[[str], None]) -> None:
+    pid = daemon.pid()
+    if pid is None:
+        daemon.pid_file.unlink(missing_ok=True)
+        return
+    began = time.monotonic()
+    # Our daemons lead their own process group (start_new_session); signal the group so the
+    # worker's executor JVMs go too. Never signal a group we did not create.
+    try:
+        pgid = pid if os.getpgid(pid) == pid else None
+    except ProcessLookupError:  # it exited since pid() looked
+        daemon.pid_file.unlink(missing_ok=True)
+        return
+
+    def send(sig: int) -> None:
+        try:
+            if pgid is not None:
+                os.killpg(pgid, sig)
+            else:
+                os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def gone() -> bool:
+        return not (_group_alive(pgid) if pgid is not None else _is_alive(pid))
+
+    send(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    how = "stopped"
+    if not gone():
+        send(signal.SIGKILL)
+        how = "killed (SIGTERM timed out)"
+        deadline = time.monotonic() + 10
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    daemon.pid_file.unlink(missing_ok=True)
+    echo(f"{daemon.name}: {how} (pid {pid}) in {time.monotonic() - began:.1f}s")
+
+
+def stop(
+    settings: Settings | None = None,
+    timeout: float = STOP_TIMEOUT,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """Stop the processes recorded in the pid files, Thrift Server first; no others."""
+    settings = settings or Settings.from_env()
+    for daemon in reversed(daemons(settings)):
+        if daemon.pid() is None:
+            echo(f"{daemon.name}: not running")
+        _stop_one(daemon, timeout, echo)
+
+
+def status(settings: Settings | None = None, echo: Callable[[str], None] = print) -> bool:
+    """Print each process's state and health; True when all three are running and healthy."""
+    settings = settings or Settings.from_env()
+    all_ok = True
+    for daemon in daemons(settings):
+        pid = daemon.pid()
+        if pid is None:
+            all_ok = False
+            echo(f"{daemon.name:<13} stopped")
+            continue
+        ok = daemon.healthy()
+        all_ok = all_ok and ok
+        health = "healthy" if ok else "NOT healthy"
+        echo(f"{daemon.name:<13} running  pid {pid:<8} port {HOST}:{daemon.port:<6} {health}")
+    echo(f"cluster dir   {settings.cluster_dir}")
+    return all_ok
+
+
+def client_env(settings: Settings) -> dict[str, str]:
+    """Environment variables that point dbt's `thrift` target and `cdc-lake land` at this cluster."""
+    return {
+        "CDC_LAKE_TARGET": "thrift",
+        "CDC_LAKE_THRIFT_HOST": HOST,
+        "CDC_LAKE_THRIFT_PORT": str(settings.thrift_port),
+    }
+
+
+def submit_command(settings: Settings | None = None) -> str:
+    """The Thrift Server's spark-submit command line, for reading or copying to a real cluster."""
+    settings = settings or Settings.from_env()
+    return shlex.join(daemons(settings)[-1].argv)
