@@ -165,8 +165,8 @@ def _source_column_entries(columns: list[SourceColumn], indent: str) -> list[str
             lines.append(f"{indent}  quote: true")
         description = f"Source column `{column.name}`{renamed}: {mysql}, Spark `{column.spark_type}`.{key}"
         lines.append(f"{indent}  description: {_q(description)}")
-        if column.is_primary_key:
-            lines.append(f"{indent}  data_tests: [not_null]")
+        # no per-column tests: a lake that has not seen the table yet has no such column, and
+        # row_key (not null, built only from complete keys) already guards the primary key
     return lines
 
 
