@@ -54,6 +54,8 @@ def main() -> int:
         f"select database_name, table_name, row_key, is_deleted, image from {schema}.cdc_current "
         "order by database_name, table_name, row_key limit 8"
     ).show(truncate=80)
+    print("== a typed table (models/marts/tables; add yours with `cdc-lake add-table DATABASE TABLE`)")
+    spark.sql(f"select * from {schema}.shop__orders_current order by id").drop("change_order").show(truncate=40)
     return 0
 
 
