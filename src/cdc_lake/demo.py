@@ -55,7 +55,8 @@ def main() -> int:
         "order by database_name, table_name, row_key limit 8"
     ).show(truncate=80)
     print("== a typed table (models/marts/tables; add yours with `cdc-lake add-table DATABASE TABLE`)")
-    spark.sql(f"select * from {schema}.shop__orders_current order by row_key limit 5").drop("change_order").show(truncate=40)
+    typed = spark.sql(f"select * from {schema}.shop__orders_current order by row_key limit 5")
+    typed.drop("change_order").show(truncate=40)
     return 0
 
 
