@@ -2,7 +2,8 @@
     {#- Canonical text (docs/canonical_values.md) of one value of a Kafka Connect JSON record.
         `value`: the value as `from_json` reads it into map<string,string> (JSON text of numbers,
         booleans and nested objects; strings unquoted). `decoder`: the tag `connect_decoder` gave
-        the field (null: no schema, the value is kept as sent). `parameters`: the field's schema
+        the field (null: no schema, the value is kept as sent), or `hbase_cell` for Lindorm's base64
+        HBase cells (`hbase_value_text`). `parameters`: the field's schema
         parameters (Decimal `scale`). Booleans are MySQL BIT(1)/TINYINT(1): `1`/`0`. Null when a value does not decode (bad base64, text in an integer
         field, ...), which the base models report as an undecodable value. Arguments are repeated:
         pass lambda variables or map lookups. -#}
@@ -17,6 +18,7 @@
         when {{ decoder }} = 'double' then cast(try_cast({{ v }} as double) as string)
         when {{ decoder }} = 'boolean' then case {{ v }} when 'true' then '1' when 'false' then '0' end
         when {{ decoder }} = 'json' then {{ mysql_json_text(v) }}
+        when {{ decoder }} = 'hbase_cell' then {{ hbase_value_text(v) }}
         when {{ decoder }} = 'decimal' and ({{ v }} rlike '[.-]' or {{ v }} rlike '^[0-9]+$' and try_to_binary({{ v }}, 'base64') is null)
             then {{ plain_decimal_text(v, parameters ~ "['scale']") }}
         when {{ decoder }} = 'decimal' then

@@ -54,16 +54,7 @@ unwrapped as (
             )
         ) as payload,
         -- logical type of every column: the schema of the `after` (else `before`) row struct
-        map_from_entries(transform(
-            filter(
-                coalesce(
-                    element_at(filter(envelope.schema.fields, f -> f.field = 'after'), 1).fields,
-                    element_at(filter(envelope.schema.fields, f -> f.field = 'before'), 1).fields
-                ),
-                c -> c.field is not null
-            ),
-            c -> struct(c.field, struct(c.type as type, c.name as name, c.parameters as parameters))
-        )) as field_schemas
+        {{ connect_field_schemas('envelope.schema.fields') }} as field_schemas
     from parsed
 
 ),
@@ -90,16 +81,7 @@ decoded as (
             nullif(regexp_extract(element_at(payload.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
             {{ ddl_table_name('payload.ddl') }}
         ) as table_name,
-        -- before and after decoded by one expression
-        transform(
-            array(payload.before, payload.after),
-            dbz_image -> transform_values(
-                dbz_image,
-                (dbz_col, dbz_val) -> {{ connect_value_text(
-                    'dbz_val', 'column_decoders[dbz_col]', 'field_schemas[dbz_col].parameters'
-                ) }}
-            )
-        ) as images
+        {{ connect_images_text('payload.before', 'payload.after', 'column_decoders', 'field_schemas') }} as images
     from typed
 
 ),
@@ -124,11 +106,8 @@ keyed as (
             {{ configured_primary_keys('database_name', 'table_name') }}
         ) as key_columns,
         -- the first column whose value was sent but does not decode
-        element_at(filter(
-            concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
-            k -> (payload.before[k] is not null and before_image[k] is null)
-            or (payload.after[k] is not null and after_image[k] is null)
-        ), 1) as undecodable_column
+        {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
+            as undecodable_column
     from split
 
 ),

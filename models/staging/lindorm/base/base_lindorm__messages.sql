@@ -52,16 +52,7 @@ unwrapped as (
                 {%- endfor %}
             )
         ) as payload,
-        map_from_entries(transform(
-            filter(
-                coalesce(
-                    element_at(filter(envelope.schema.fields, f -> f.field = 'after'), 1).fields,
-                    element_at(filter(envelope.schema.fields, f -> f.field = 'before'), 1).fields
-                ),
-                c -> c.field is not null
-            ),
-            c -> struct(c.field, struct(c.type as type, c.name as name, c.parameters as parameters))
-        )) as field_schemas
+        {{ connect_field_schemas('envelope.schema.fields') }} as field_schemas
     from parsed
 
 ),
@@ -81,21 +72,20 @@ decoded as (
 
     select
         *,
-        transform_values(
-            payload.before,
-            (ld_col, ld_val) -> case
-                when is_hbase then {{ hbase_value_text('ld_val') }}
-                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters') }}
-            end
-        ) as before_image,
-        transform_values(
-            payload.after,
-            (ld_col, ld_val) -> case
-                when is_hbase then {{ hbase_value_text('ld_val') }}
-                else {{ connect_value_text('ld_val', 'column_decoders[ld_col]', 'field_schemas[ld_col].parameters') }}
-            end
-        ) as after_image
+        {{ connect_images_text(
+            'payload.before', 'payload.after', 'column_decoders', 'field_schemas', hbase='is_hbase'
+        ) }} as images
     from styled
+
+),
+
+split as (
+
+    select
+        *,
+        images[0] as before_image,
+        images[1] as after_image
+    from decoded
 
 ),
 
@@ -109,12 +99,9 @@ keyed as (
             case when is_hbase then array('ROW') end,
             {{ configured_primary_keys('payload.source.namespace', 'payload.source.`table`') }}
         ) as key_columns,
-        element_at(filter(
-            concat(map_keys(coalesce(payload.before, map())), map_keys(coalesce(payload.after, map()))),
-            k -> (payload.before[k] is not null and before_image[k] is null)
-            or (payload.after[k] is not null and after_image[k] is null)
-        ), 1) as undecodable_column
-    from decoded
+        {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
+            as undecodable_column
+    from split
 
 ),
 
