@@ -159,8 +159,11 @@ def statuses(result) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def first_build(lake, project):
-    """Demo data and shop.payments landed, payments added with one command, then `dbt build`."""
-    lake.land("canal_flat", PROJECT_DIR / "demo" / "canal_flat.jsonl")
+    """The demo workload (Canal) and shop.payments landed, payments added with one command, then `dbt build`."""
+    demo = Path(tempfile.mkdtemp(prefix="cdc_lake_analyst_demo_"))
+    assert cli.main(["generate", "--demo", "--quiet", "--formats", "canal_flat", "--out", str(demo)]) == 0
+    lake.land("canal_flat", demo / "canal_flat.jsonl")
+    shutil.rmtree(demo, ignore_errors=True)
     row_big = {**ROW_1, "id": BIG_ID, "amount": "0.01", "flag": "0", "raw": "00", "state": "new"}
     lake.land(
         "canal_flat",
@@ -221,6 +224,7 @@ def test_unit_tests_and_typed_model_tests_pass(first_build):
         "int_changes_unioned_keeps_every_change",
         "cdc_history_versions_from_changes",
         "cdc_typed_columns_maps_mysql_types",
+        "cdc_source_columns_keeps_the_best_type",
         "typed_current_casts_canonical_text",
     ):
         assert first_build.get(unit_test) == "pass", (unit_test, sorted(first_build))
@@ -274,14 +278,28 @@ def test_typed_history_has_versions(lake, first_build):
 
 
 def test_demo_tables_are_typed(lake, first_build):
+    """The committed demo tables (shop.orders, shop.customers of the demo workload) are typed too."""
     types = column_types(lake, "shop__orders_current")
-    assert (types["id"], types["amount"], types["created_at"]) == ("int", "decimal(10,2)", "timestamp")
-    orders = lake.rows("select id, amount, status from {schema}.shop__orders_current order by id")
-    assert [(o["id"], o["amount"], o["status"]) for o in orders] == [
-        (10, Decimal("25.00"), "shipped"),
-        (12, Decimal("99.99"), "new"),
-        (13, Decimal("0.10"), "new"),
-    ]
+    assert (types["order_id"], types["total"], types["placed_at"], types["is_gift"]) == (
+        "decimal(20,0)",
+        "decimal(10,2)",
+        "timestamp",
+        "boolean",
+    )
+    assert list(types)[-5:-4] == ["coupon_code"]  # added by an ALTER TABLE in the workload: last
+    live = lake.rows(
+        "select count(*) as n from {schema}.cdc_current "
+        "where database_name = 'shop' and table_name = 'orders' and not is_deleted"
+    )[0]["n"]
+    assert live > 0 and lake.count("shop__orders_current") == live
+    sample = lake.rows(
+        "select typed.total, typed.placed_at, current.image from {schema}.shop__orders_current as typed "
+        "join {schema}.cdc_current as current using (source_system, row_key) "
+        "where current.database_name = 'shop' and current.table_name = 'orders' and typed.total is not null "
+        "order by row_key limit 1"
+    )[0]
+    assert sample["total"] == Decimal(sample["image"]["total"])
+    assert sample["placed_at"] == datetime.fromisoformat(sample["image"]["placed_at"])
 
 
 def test_added_column_appears_without_full_refresh(lake, second_build):

@@ -3,13 +3,21 @@
         materialized='incremental',
         incremental_strategy='merge',
         unique_key=['database_name', 'table_name', 'column_name'],
+        on_schema_change='append_new_columns',
     )
 }}
 
--- Every column of every source table as the change log has shown it: its latest MySQL type and
--- when it was first and last seen. Incremental: reads only change-log rows landed since the last
--- build, reduced to their distinct column sets first (a table's changes share a handful), then
--- merged with the stored rows of the columns they touch.
+-- Every column of every source table as the change log has shown it: its MySQL type and when it
+-- was first and last seen. One table can arrive through several formats, and not all of them say
+-- as much about a type: a declared MySQL type (`decimal(12,2)`) beats one without its arguments
+-- (`decimal`, Debezium's `decimal(?,2)`), which beats a Kafka Connect fallback (`string`,
+-- `int64`); among equals the latest wins, so an ALTER that widens a column takes effect.
+-- Incremental: reads only change-log rows landed since the last build, reduced to their distinct
+-- column sets first (a table's changes share a handful), then merged with the stored rows of the
+-- columns they touch.
+
+{#- the order in which a column's types compete: rank, then time; rows without a type never win -#}
+{%- set type_order = "case when mysql_type is not null then named_struct('rank', mysql_type_rank, 'ts', @ts) end" %}
 
 with new_changes as (
 
@@ -43,6 +51,8 @@ observed as (
         c.column_name,
         c.column_position,
         from_json(shapes.column_types_json, 'map<string,string>')[c.column_name] as mysql_type,
+        {{ mysql_type_rank("from_json(shapes.column_types_json, 'map<string,string>')[c.column_name]") }}
+            as mysql_type_rank,
         array_contains(shapes.key_columns, c.column_name) as is_primary_key,
         shapes.first_seen_ts,
         shapes.last_seen_ts,
@@ -61,8 +71,9 @@ batch_columns as (
         database_name,
         table_name,
         column_name,
-        max_by(mysql_type, case when mysql_type is not null then last_seen_ts end) as mysql_type,
-        max(case when mysql_type is not null then last_seen_ts end) as mysql_type_seen_ts,
+        max_by(mysql_type, {{ type_order | replace('@ts', 'last_seen_ts') }}) as mysql_type,
+        max(case when mysql_type is not null then mysql_type_rank end) as mysql_type_rank,
+        max_by(last_seen_ts, {{ type_order | replace('@ts', 'last_seen_ts') }}) as mysql_type_seen_ts,
         max_by(is_primary_key, last_seen_ts) as is_primary_key,
         min_by(column_position, first_seen_ts) as first_position,
         min(first_seen_ts) as first_seen_ts,
@@ -86,6 +97,8 @@ batch_columns as (
             existing.table_name,
             existing.column_name,
             existing.mysql_type,
+            -- rows stored before the rank existed count as declared types
+            coalesce(existing.mysql_type_rank, 2) as mysql_type_rank,
             existing.mysql_type_seen_ts,
             existing.is_primary_key,
             existing.first_position,
@@ -117,8 +130,9 @@ final as (
         database_name,
         table_name,
         column_name,
-        max_by(mysql_type, mysql_type_seen_ts) as mysql_type,
-        max(mysql_type_seen_ts) as mysql_type_seen_ts,
+        max_by(mysql_type, {{ type_order | replace('@ts', 'mysql_type_seen_ts') }}) as mysql_type,
+        max(case when mysql_type is not null then mysql_type_rank end) as mysql_type_rank,
+        max_by(mysql_type_seen_ts, {{ type_order | replace('@ts', 'mysql_type_seen_ts') }}) as mysql_type_seen_ts,
         max_by(is_primary_key, last_seen_ts) as is_primary_key,
         min_by(first_position, first_seen_ts) as first_position,
         min(first_seen_ts) as first_seen_ts,
