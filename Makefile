@@ -5,7 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.cdc_lake_installed
 
-.PHONY: setup demo test test-slow lint build docs clean-lake clean
+BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
+SIZE ?= 1m
+
+.PHONY: setup demo test test-slow lint build docs bench clean-lake clean
 
 setup: $(STAMP)
 
@@ -28,6 +31,14 @@ test: $(STAMP)
 # Heavier runs (real processes killed mid-build, larger workloads): CI runs them after `make test`.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -ra -m slow || [ $$? -eq 5 ]
+
+# Benchmark (docs/benchmarks.md): SIZE=tiny|small|1m|5m|250k or a comma list; default 1M changes.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench --size $(SIZE) $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
