@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--work",
         default=os.environ.get("CDC_LAKE_BENCH_DIR", str(Path(tempfile.gettempdir()) / "cdc_lake_bench")),
-        help="folder for workloads, the bench lake and dbt targets (default $CDC_LAKE_BENCH_DIR or /tmp/cdc_lake_bench)",
+        help="workloads, bench lake and dbt targets (default $CDC_LAKE_BENCH_DIR or /tmp/cdc_lake_bench)",
     )
     parser.add_argument("--results", default=str(DEFAULT_RESULTS), help="folder of per-size JSON results")
     parser.add_argument("--report", default=str(DEFAULT_REPORT), help="markdown report to write")

@@ -35,7 +35,11 @@ def machine(spark: SparkSession | None = None) -> dict[str, Any]:
 
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.strip().splitlines()
     memory_kb = next(
-        (int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")),
+        (
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
         0,
     )
     cpu = next(
@@ -92,7 +96,12 @@ def figures(result: dict) -> dict[str, dict[str, Any]]:
         "full_run": 3, "full_build": 4, "incremental_run": 1, "incremental_build": 1,
         "peer_full": 3, "peer_incremental": 2, "land_history": 0, "land_increment": 0, "dbt_noop": 0,
     }  # fmt: skip
-    composed = {"full_run": FULL_RUN, "full_build": FULL_BUILD, "peer_full": PEER_FULL, "peer_incremental": PEER_INCREMENTAL}
+    composed = {
+        "full_run": FULL_RUN,
+        "full_build": FULL_BUILD,
+        "peer_full": PEER_FULL,
+        "peer_incremental": PEER_INCREMENTAL,
+    }
     out: dict[str, dict[str, Any]] = {}
     for name, calls in invocations.items():
         values = _summed(result, composed[name]) if name in composed else _seconds(result, name)
@@ -163,8 +172,8 @@ def _size_table(result: dict) -> list[str]:
     figs = figures(result)
     limit = figs.get("limit", {}).get("median")
     lines = [
-        f"| step | median s | net s | min–max s | runs | vs (a) | raw records/s | changes/s "
-        f"| heap peak / max MB | RSS peak MB | GC s | load avg |",
+        "| step | median s | net s | min–max s | runs | vs (a) | raw records/s | changes/s "
+        "| heap peak / max MB | RSS peak MB | GC s | load avg |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, label in LABELS.items():
@@ -281,7 +290,7 @@ def _startup_lines(results: list[dict]) -> list[str]:
         f"**{_fmt_s(cli)} s** median of {len(latest.get('startup', {}).get('dbt_cli_trivial', []))}",
         f"- a Python process that only opens the Spark session: **{_fmt_s(session)} s**",
         f"- the same trivial dbt command in-process with a warm session (the dbt floor subtracted per dbt "
-        f"invocation in the \"net\" columns): **{_fmt_s(noop)} s**",
+        f'invocation in the "net" columns): **{_fmt_s(noop)} s**',
     ]
 
 
@@ -297,8 +306,7 @@ def render(results_dir: Path, report_path: Path, plot_path: Path) -> None:
         "",
         "## Results",
         "",
-        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM, {m['os']}; `java -version`: "
-        f"{m['java_full']}.",
+        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM, {m['os']}; `java -version`: {m['java_full']}.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + ".",
         "Spark settings (profiles/profiles.yml, unchanged): "
         + ", ".join(f"`{k}={v}`" for k, v in m["profile"].items())

@@ -159,7 +159,9 @@ class SizeBench:
     def _full(self, result: SizeResult) -> None:
         raw = result.counts["raw_history"]
         for _ in range(self.runs):
-            self._timed(result, "changelog_full", lambda: self.project.invoke("run", "-s", CHANGELOG, "--full-refresh"), raw)
+            self._timed(
+                result, "changelog_full", lambda: self.project.invoke("run", "-s", CHANGELOG, "--full-refresh"), raw
+            )
             self._timed(
                 result,
                 "current_history_full",
@@ -168,9 +170,7 @@ class SizeBench:
             self._timed(
                 result,
                 "other_models_full",
-                lambda: self.project.invoke(
-                    "run", "--full-refresh", "--exclude", CHANGELOG, *MARTS_FROM_CHANGELOG
-                ),
+                lambda: self.project.invoke("run", "--full-refresh", "--exclude", CHANGELOG, *MARTS_FROM_CHANGELOG),
             )
             self._timed(result, "tests_full", lambda: self.project.invoke("test"))
         result.counts["changelog"] = self._scalar(f"select count(*) from {self.schema}.cdc_changelog")
@@ -204,9 +204,7 @@ class SizeBench:
     def _peer_incremental(self, result: SizeResult, start: dict[str, int | None]) -> None:
         for _ in range(self.runs):
             self._restore(start)
-            self._timed(
-                result, "peer_staging_incremental", lambda: self.project.invoke("run", "-s", PEER_STAGING)
-            )
+            self._timed(result, "peer_staging_incremental", lambda: self.project.invoke("run", "-s", PEER_STAGING))
             self._timed(result, "peer_snapshot_incremental", lambda: self.peer_project.invoke("snapshot"))
 
     def _versions(self, result: SizeResult, wl: workload.Workload) -> None:
