@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", default=str(DEFAULT_REPORT), help="markdown report to write")
     parser.add_argument("--plot", default=str(DEFAULT_PLOT), help="PNG plot to write (needs matplotlib)")
     parser.add_argument("--no-peer", action="store_true", help="skip the dbt-snapshot peer")
+    parser.add_argument("--no-tests", action="store_true", help="skip `dbt test` and the incremental `dbt build`")
     parser.add_argument("--keep-workload", action="store_true", help="keep the generated files (large)")
     parser.add_argument("--report-only", action="store_true", help="only re-render the report from stored results")
     return parser
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace, spark: SparkSession | None = None) -> list[Pat
             folder = work / f"workload_{workload.size_label(changes)}"
             wl = workload.prepare(changes, folder, formats, seed=args.seed)
             try:
-                result = runner.run_size(spark, wl, work, args.runs, peer=not args.no_peer)
+                result = runner.run_size(spark, wl, work, args.runs, peer=not args.no_peer, tests=not args.no_tests)
             finally:
                 if not args.keep_workload:
                     workload.remove(folder)

@@ -4,11 +4,12 @@ Order of work (every timed step is repeated `runs` times; the report takes media
 
 1. land the history (timed once);
 2. (a) the limit: bare `from_json` of the raw values into the noop sink;
-3. full builds: (b) `dbt run -s +cdc_changelog --full-refresh`, (c) `dbt run -s cdc_current
-   cdc_history --full-refresh`, then the remaining models and `dbt test`, so the full build is
-   the sum of the four and each part has its own figure;
-4. (e) the peer, full: staging (`dbt run -s +int_changes_unioned --full-refresh`, the part of
-   (b) the peer needs too) and a first `dbt snapshot` of the peer project;
+3. full builds: (b) `dbt run -s +cdc_changelog --full-refresh` as two commands, staging
+   (`-s +int_changes_unioned`) then `-s cdc_changelog`; (c) `dbt run -s cdc_current cdc_history
+   --full-refresh`; the remaining models; `dbt test`: the full build is the sum, each part has
+   its own figure;
+4. (e) the peer, full, in the same repetition: its view and a first `dbt snapshot` of the peer
+   project over the staging just built (the peer's full cost = staging + view + snapshot);
 5. land the increment (+1 % new changes, +1 % late changes to old keys), timed once;
 6. (d) incremental `dbt run` and incremental `dbt build`, each time from the same starting
    point: every model table is put back to its Iceberg snapshot after step 4 first;
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 CHANGELOG = "+cdc_changelog"
 MARTS_FROM_CHANGELOG = ["cdc_current", "cdc_history"]
-PEER_STAGING = "+int_changes_unioned"
+STAGING = "+int_changes_unioned"
 PEER_SNAPSHOT = "peer_row_history"
 KEYS = "source_system, database_name, table_name, row_key"
 
@@ -73,11 +74,14 @@ def _log(text: str) -> None:
 
 
 class SizeBench:
-    def __init__(self, spark: SparkSession, work_dir: Path, schema: str, runs: int, peer: bool = True) -> None:
+    def __init__(
+        self, spark: SparkSession, work_dir: Path, schema: str, runs: int, peer: bool = True, tests: bool = True
+    ) -> None:
         self.spark = spark
         self.work_dir = work_dir
         self.runs = runs
         self.with_peer = peer
+        self.with_tests = tests
         self.schema = schema
         self.raw_schema = f"{schema}_raw"
         self.peer_schema = f"{schema}_peer"
@@ -114,9 +118,9 @@ class SizeBench:
 
     def _restore(self, ids: dict[str, int | None]) -> None:
         """Put every table back to the recorded Iceberg snapshot (empty if it had none)."""
+        current = self._snapshot_ids(sorted({table.split(".")[0] for table in ids}))
         for table, snapshot in ids.items():
-            current = self._snapshot_ids([table.split(".")[0]]).get(table)
-            if current == snapshot:
+            if current.get(table) == snapshot:
                 continue
             if snapshot is None:
                 self.spark.sql(f"delete from {table}")
@@ -157,10 +161,17 @@ class SizeBench:
             self._timed(result, "limit", lambda: limit.run_limit(self.spark, raw_tables, expressions), rows)
 
     def _full(self, result: SizeResult) -> None:
+        """(b) in two commands, staging then the change log (the peer needs the same staging), (c), the
+        remaining models, `dbt test`, and the peer's view and first snapshot over that staging."""
         raw = result.counts["raw_history"]
         for _ in range(self.runs):
             self._timed(
-                result, "changelog_full", lambda: self.project.invoke("run", "-s", CHANGELOG, "--full-refresh"), raw
+                result, "staging_full", lambda: self.project.invoke("run", "-s", STAGING, "--full-refresh"), raw
+            )
+            self._timed(
+                result,
+                "changelog_only_full",
+                lambda: self.project.invoke("run", "-s", "cdc_changelog", "--full-refresh"),
             )
             self._timed(
                 result,
@@ -172,39 +183,33 @@ class SizeBench:
                 "other_models_full",
                 lambda: self.project.invoke("run", "--full-refresh", "--exclude", CHANGELOG, *MARTS_FROM_CHANGELOG),
             )
-            self._timed(result, "tests_full", lambda: self.project.invoke("test"))
+            if self.with_tests:
+                self._timed(result, "tests_full", lambda: self.project.invoke("test"))
+            if self.with_peer:
+                self.spark.sql(f"drop database if exists {self.peer_schema} cascade")
+                self._timed(result, "peer_view", lambda: self.peer_project.invoke("run"))
+                self._timed(result, "peer_snapshot_full", lambda: self.peer_project.invoke("snapshot"))
         result.counts["changelog"] = self._scalar(f"select count(*) from {self.schema}.cdc_changelog")
         result.counts["current"] = self._scalar(f"select count(*) from {self.schema}.cdc_current")
         result.counts["history"] = self._scalar(f"select count(*) from {self.schema}.cdc_history")
-
-    def _peer_full(self, result: SizeResult) -> None:
-        for _ in range(self.runs):
-            self.spark.sql(f"drop database if exists {self.peer_schema} cascade")
-            self._timed(
-                result,
-                "peer_staging_full",
-                lambda: self.project.invoke("run", "-s", PEER_STAGING, "--full-refresh"),
-                result.counts["raw_history"],
+        if self.with_peer:
+            result.peer["versions_full"] = self._scalar(
+                f"select count(*) from {self.peer_schema}.{PEER_SNAPSHOT} where not is_deleted"
             )
-            self._timed(result, "peer_view", lambda: self.peer_project.invoke("run"))
-            self._timed(result, "peer_snapshot_full", lambda: self.peer_project.invoke("snapshot"))
-        result.peer["versions_full"] = self._scalar(
-            f"select count(*) from {self.peer_schema}.{PEER_SNAPSHOT} where not is_deleted"
-        )
 
     def _incremental(self, result: SizeResult, start: dict[str, int | None]) -> None:
         increment = result.counts["raw_increment"]
         for _ in range(self.runs):
             self._restore(start)
             self._timed(result, "incremental_run", lambda: self.project.invoke("run"), increment)
-        for _ in range(self.runs):
+        for _ in range(self.runs if self.with_tests else 0):
             self._restore(start)
             self._timed(result, "incremental_build", lambda: self.project.invoke("build"), increment)
 
     def _peer_incremental(self, result: SizeResult, start: dict[str, int | None]) -> None:
         for _ in range(self.runs):
             self._restore(start)
-            self._timed(result, "peer_staging_incremental", lambda: self.project.invoke("run", "-s", PEER_STAGING))
+            self._timed(result, "peer_staging_incremental", lambda: self.project.invoke("run", "-s", STAGING))
             self._timed(result, "peer_snapshot_incremental", lambda: self.peer_project.invoke("snapshot"))
 
     def _versions(self, result: SizeResult, wl: workload.Workload) -> None:
@@ -250,8 +255,6 @@ class SizeBench:
         self._limit(result, wl)  # its `dbt compile` also warms dbt up (full parse into the bench's target)
         self._dbt_noop(result)
         self._full(result)
-        if self.with_peer:
-            self._peer_full(result)
         start = self._snapshot_ids([self.schema, self.peer_schema])
         _log(f"{result.label}: landing {wl.increment_records:,} increment records")
         self._land(result, wl, "increment")
@@ -260,14 +263,14 @@ class SizeBench:
         if self.with_peer:
             self._peer_incremental(result, start)
             # leave cdc_* at the post-increment state too, for the version counts
-            self.project.invoke("run", "--exclude", PEER_STAGING)
+            self.project.invoke("run", "--exclude", STAGING)
         self._versions(result, wl)
         return result
 
 
 def run_size(spark: SparkSession, wl: workload.Workload, work_dir: Path, runs: int, peer: bool = True,
-             schema: str = "bench", keep_tables: bool = False) -> SizeResult:  # fmt: skip
-    bench = SizeBench(spark, work_dir, schema, runs, peer)
+             tests: bool = True, schema: str = "bench", keep_tables: bool = False) -> SizeResult:  # fmt: skip
+    bench = SizeBench(spark, work_dir, schema, runs, peer, tests)
     started = time.monotonic()
     try:
         result = bench.run(wl)
