@@ -5,7 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.cdc_lake_installed
 
-.PHONY: setup demo test test-slow unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs clean-lake clean
+BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
+SIZE ?= 1m
+
+.PHONY: setup demo test test-slow unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench clean-lake clean
 
 setup: $(STAMP)
 
@@ -51,6 +54,14 @@ cluster-status: $(STAMP)
 # Starts its own cluster on free ports in a temporary dir, and stops it whatever happens.
 test-cluster: $(STAMP)
 	$(BIN)/python -m pytest -ra -m cluster
+
+# Benchmark (docs/benchmarks.md): SIZE=tiny|small|1m|5m|250k or a comma list; default 1M changes.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench --size $(SIZE) $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests

@@ -1,0 +1,40 @@
+"""The benchmark harness works end to end at a tiny size (issue 7); speed is not checked here.
+
+Runs `python -m cdc_lake.bench`'s code in-process with the suite's Spark session (its lake is
+this test run's), one repetition, no cold start-up processes and no `dbt test` phases, and
+writes the JSON result, the report and the plot to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cdc_lake.bench import build_parser, run
+
+
+def test_bench_harness_writes_a_report(spark, tmp_path):
+    args = build_parser().parse_args(
+        [
+            "--size", "600", "--runs", "1", "--startup-runs", "0", "--no-tests",
+            "--work", str(tmp_path / "work"), "--results", str(tmp_path / "results"),
+            "--report", str(tmp_path / "benchmarks.md"), "--plot", str(tmp_path / "benchmarks.png"),
+        ]
+    )  # fmt: skip
+    written = run(args, spark=spark)
+
+    assert [p.name for p in written] == ["600.json"]
+    result = json.loads(written[0].read_text())
+    for step in ("limit", "changelog_full", "current_history_full", "incremental_run", "peer_snapshot_incremental"):
+        assert result["steps"][step], step
+        assert result["steps"][step][0]["seconds"] > 0
+    assert result["counts"]["raw_history"] > 0
+    # the increment is landed and built: every version the simulator produced is in cdc_history
+    assert result["counts"]["history_after_increment"] == result["counts"]["truth_versions"]
+    # the peer only sees the latest image at each snapshot, so it keeps fewer versions
+    assert 0 < result["peer"]["versions_incremental"] < result["counts"]["history_after_increment"]
+
+    report = (tmp_path / "benchmarks.md").read_text()
+    assert "### Targets" in report and "(a) limit" in report and "600 changes" in report
+    assert not (tmp_path / "work" / "workload_600").exists() or not list(
+        (tmp_path / "work" / "workload_600").glob("*.jsonl")
+    )

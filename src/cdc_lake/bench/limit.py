@@ -1,0 +1,90 @@
+"""The limit: a bare `from_json` of the landed raw values, written to Spark's `noop` sink.
+
+The schema is not retyped here: it is read from the compiled SQL of each format's base model
+(`base_<format>__messages`), so the limit parses exactly what the model parses. Where a model has
+several `from_json` calls on `kafka_value` (Canal: one for a JSON array of messages, one for a
+single message), the one for a single message is used, which is what the landed records hold.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+RAW_VALUE = "kafka_value"
+
+
+def _call_end(sql: str, open_paren: int) -> int:
+    """Index of the parenthesis closing the one at `open_paren` (quotes and backticks respected)."""
+    depth, i, quote = 0, open_paren, None
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError("unbalanced parentheses in compiled SQL")
+
+
+def _top_level_args(text: str) -> list[str]:
+    args, depth, quote, start, i = [], 0, None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    args.append(text[start:].strip())
+    return args
+
+
+def from_json_calls(sql: str) -> list[str]:
+    """Every `from_json(kafka_value, ...)` call in `sql`, as written."""
+    calls, lowered, pos = [], sql.lower(), 0
+    while (found := lowered.find("from_json(", pos)) >= 0:
+        open_paren = found + len("from_json")
+        end = _call_end(sql, open_paren)
+        args = _top_level_args(sql[open_paren + 1 : end])
+        if args and args[0] == RAW_VALUE:
+            calls.append(sql[found : end + 1])
+        pos = end
+    return calls
+
+
+def limit_expression(base_model_sql: str) -> str:
+    """The `from_json` call of a base model that parses one raw value."""
+    calls = from_json_calls(base_model_sql)
+    if not calls:
+        raise ValueError("no from_json(kafka_value, ...) in the base model")
+    singles = [c for c in calls if not _top_level_args(c[len("from_json(") : -1])[1].lstrip("'").startswith("array<")]
+    return (singles or calls)[0]
+
+
+def run_limit(spark: SparkSession, raw_tables: dict[str, str], expressions: dict[str, str]) -> None:
+    """Parse every raw value of every format into the noop sink."""
+    for fmt, table in raw_tables.items():
+        frame = spark.sql(f"select {expressions[fmt]} as parsed from {table}")
+        frame.write.format("noop").mode("overwrite").save()

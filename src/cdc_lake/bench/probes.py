@@ -1,0 +1,105 @@
+"""What one timed step costs: wall time, machine load, driver memory and GC time.
+
+The driver is the JVM that PySpark started (in local mode it also runs the executors). Memory is
+read two ways: the JVM heap in use, sampled every `SAMPLE_SECONDS` through py4j, and the resident
+set high-water mark (`VmHWM` in /proc/<pid>/status) of the java process, reset before each step
+by writing 5 to /proc/<pid>/clear_refs (Linux >= 4.0; if that fails the figure is the process's
+lifetime peak, and `rss_reset` says so).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SAMPLE_SECONDS = 0.2
+MB = 1024 * 1024
+
+
+@dataclass
+class Measurement:
+    label: str
+    seconds: float = 0.0
+    load_before: float = 0.0
+    load_after: float = 0.0
+    heap_peak_mb: float = 0.0
+    heap_max_mb: float = 0.0
+    rss_peak_mb: float = 0.0
+    rss_reset: bool = False
+    gc_seconds: float = 0.0
+    rows: int | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class DriverProbe:
+    """Measures steps run on the driver JVM of `spark`."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        self.pid = int(self._jvm.java.lang.ProcessHandle.current().pid())
+        runtime = self._jvm.java.lang.Runtime.getRuntime()
+        self.heap_max_mb = runtime.maxMemory() / MB
+
+    def _heap_used_mb(self) -> float:
+        usage = self._jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage()
+        return usage.getUsed() / MB
+
+    def _gc_seconds(self) -> float:
+        beans = self._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+        return sum(max(0, bean.getCollectionTime()) for bean in beans) / 1000.0
+
+    def _reset_rss_peak(self) -> bool:
+        try:
+            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+            return True
+        except OSError:
+            return False
+
+    def _rss_peak_mb(self) -> float:
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    @contextmanager
+    def measure(self, label: str) -> Iterator[Measurement]:
+        m = Measurement(label, heap_max_mb=self.heap_max_mb, load_before=os.getloadavg()[0])
+        m.rss_reset = self._reset_rss_peak()
+        gc_before = self._gc_seconds()
+        peak = [self._heap_used_mb()]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(SAMPLE_SECONDS):
+                try:
+                    peak[0] = max(peak[0], self._heap_used_mb())
+                except Exception:  # noqa: BLE001 - the gateway may be busy or closing; a sample is optional
+                    pass
+
+        sampler = threading.Thread(target=sample, name=f"heap-sampler-{label}", daemon=True)
+        sampler.start()
+        started = time.monotonic()
+        try:
+            yield m
+        finally:
+            m.seconds = time.monotonic() - started
+            stop.set()
+            sampler.join()
+            m.heap_peak_mb = max(peak[0], self._heap_used_mb())
+            m.rss_peak_mb = self._rss_peak_mb()
+            m.gc_seconds = self._gc_seconds() - gc_before
+            m.load_after = os.getloadavg()[0]
