@@ -24,7 +24,8 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
 
     assert [p.name for p in written] == ["600.json"]
     result = json.loads(written[0].read_text())
-    for step in ("limit", "changelog_full", "current_history_full", "incremental_run", "peer_snapshot_incremental"):
+    steps = ("limit", "staging_full", "changelog_only_full", "current_history_full", "incremental_run")
+    for step in (*steps, "peer_snapshot_incremental"):
         assert result["steps"][step], step
         assert result["steps"][step][0]["seconds"] > 0
     assert result["counts"]["raw_history"] > 0
