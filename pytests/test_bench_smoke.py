@@ -25,7 +25,7 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
     assert [p.name for p in written] == ["600.json"]
     result = json.loads(written[0].read_text())
     steps = ("limit", "staging_full", "changelog_only_full", "current_history_full", "incremental_run")
-    for step in (*steps, "peer_snapshot_incremental"):
+    for step in (*steps, "peer_snapshot_incremental", "merge_1pct_cow", "merge_1pct_mor"):
         assert result["steps"][step], step
         assert result["steps"][step][0]["seconds"] > 0
     assert result["counts"]["raw_history"] > 0

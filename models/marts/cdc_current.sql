@@ -4,6 +4,7 @@
         incremental_strategy='merge',
         unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
         merge_delete_flag='is_removed',
+        tblproperties=cdc_merge_on_read(),
     )
 }}
 

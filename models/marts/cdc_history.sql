@@ -4,46 +4,172 @@
         incremental_strategy='merge',
         unique_key='version_id',
         merge_delete_flag='is_removed',
+        tblproperties=cdc_merge_on_read(),
+        partition_by=['is_current'],
     )
 }}
 
 -- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to).
--- Incremental: the full history of each key touched by newly landed changes is rebuilt from the
--- change log (so a late change re-slices exactly that key, and the result equals a full rebuild);
--- versions of those keys that no longer exist are removed. Keys not touched are not read.
+-- Incremental, in two paths per key touched by newly landed changes:
+-- * appended keys (the usual case: every new change is ordered after all the key's built ones):
+--   the key's open version is read from this table and the new changes are played after it.
+--   The change log's history is read only in four narrow columns, to tell the two paths apart.
+-- * late keys (a new change is ordered before a built one): the key's whole history is rebuilt
+--   from the change log, so a late change re-slices exactly that key, and versions the rebuild
+--   no longer produces are removed.
+-- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_current:
+-- the open versions every run reads sit apart from the closed ones, which grow with history.
 
 {%- set keys = ['source_system', 'database_name', 'table_name', 'row_key'] %}
+{%- set key_columns = keys | join(', ') %}
+{%- set watermark = landing_watermark('last_landing_seq') %}
 
 with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where landing_seq > {{ landing_watermark('last_landing_seq') }}
+    where landing_seq > {{ watermark }}
 
 ),
 
-affected_keys as (
+touched_keys as (
 
     select
-        {{ keys | join(', ') }},
+        {{ key_columns }},
+        min(change_order) as first_new_order,
         max(landing_seq) as batch_landing_seq
     from new_changes
-    group by {{ keys | join(', ') }}
+    group by {{ key_columns }}
+
+),
+
+{% if is_incremental() %}
+
+    built_keys as (
+
+        -- what earlier builds saw of each touched key (narrow columns of the change log)
+        select
+            {{ key_columns }},
+            max(change_order) as last_built_order,
+            max(commit_ts) as last_built_ts
+        from {{ ref('cdc_changelog') }} as changes
+        left semi join touched_keys
+            on {{ join_on_keys('changes', 'touched_keys', keys) }}
+        where changes.landing_seq <= {{ watermark }}
+        group by {{ key_columns }}
+
+    ),
+
+    touched_with_past as (
+
+        select
+            touched_keys.*,
+            built_keys.last_built_order,
+            built_keys.last_built_ts,
+            coalesce(built_keys.last_built_order >= touched_keys.first_new_order, false) as is_late
+        from touched_keys
+        left join built_keys
+            on {{ join_on_keys('touched_keys', 'built_keys', keys) }}
+
+    ),
+
+    late_keys as (
+
+        select * from touched_with_past
+        where is_late
+
+    ),
+
+    appended_keys as (
+
+        select * from touched_with_past
+        where not is_late
+
+    ),
+
+    open_versions as (
+
+        -- the version each appended key is in now; the new changes are played after it
+        select
+            existing.{{ keys | join(',\n            existing.') }},
+            existing.source_format,
+            existing.primary_key,
+            existing.op,
+            existing.image as after,
+            existing.change_order,
+            existing.version_id as change_id,
+            existing.valid_from as commit_ts,
+            appended_keys.batch_landing_seq,
+            cast(null as timestamp) as floor_ts,
+            true as is_open_version
+        from {{ this }} as existing
+        inner join appended_keys
+            on {{ join_on_keys('existing', 'appended_keys', keys) }}
+        where existing.is_current
+
+    ),
+
+    appended_changes as (
+
+        select
+            new_changes.{{ keys | join(',\n            new_changes.') }},
+            new_changes.source_format,
+            new_changes.primary_key,
+            new_changes.op,
+            new_changes.after,
+            new_changes.change_order,
+            new_changes.change_id,
+            new_changes.commit_ts,
+            appended_keys.batch_landing_seq,
+            -- the running commit time carries on from the built changes
+            appended_keys.last_built_ts as floor_ts,
+            false as is_open_version
+        from new_changes
+        inner join appended_keys
+            on {{ join_on_keys('new_changes', 'appended_keys', keys) }}
+
+    ),
+
+{% else %}
+
+    late_keys as (
+
+        -- a full build: every key is rebuilt from the change log
+        select * from touched_keys
+
+    ),
+
+{% endif %}
+
+replayed_changes as (
+
+    select
+        changes.{{ keys | join(',\n        changes.') }},
+        changes.source_format,
+        changes.primary_key,
+        changes.op,
+        changes.after,
+        changes.change_order,
+        changes.change_id,
+        changes.commit_ts,
+        late_keys.batch_landing_seq,
+        cast(null as timestamp) as floor_ts,
+        false as is_open_version
+    from {{ ref('cdc_changelog') }} as changes
+    inner join late_keys
+        on {{ join_on_keys('changes', 'late_keys', keys) }}
 
 ),
 
 key_changes as (
 
-    select
-        changes.*,
-        affected_keys.batch_landing_seq
-    from {{ ref('cdc_changelog') }} as changes
-    inner join affected_keys
-        on
-            changes.source_system = affected_keys.source_system
-            and changes.database_name = affected_keys.database_name
-            and changes.table_name = affected_keys.table_name
-            and changes.row_key = affected_keys.row_key
+    select * from replayed_changes
+    {% if is_incremental() %}
+        union all
+        select * from open_versions
+        union all
+        select * from appended_changes
+    {% endif %}
 
 ),
 
@@ -53,14 +179,20 @@ sequenced as (
         *,
         lag(op) over by_key as previous_op,
         lag(after) over by_key as previous_after,
-        -- binlog event times can step back; validity never does
-        max(commit_ts) over (
-            partition by {{ keys | join(', ') }}
-            order by change_order, change_id
-            rows between unbounded preceding and current row
-        ) as effective_ts
+        -- binlog event times can step back; validity never does. An open version keeps its start.
+        case
+            when is_open_version then commit_ts
+            else greatest(
+                max(commit_ts) over (
+                    partition by {{ key_columns }}
+                    order by change_order, change_id
+                    rows between unbounded preceding and current row
+                ),
+                floor_ts
+            )
+        end as effective_ts
     from key_changes
-    window by_key as (partition by {{ keys | join(', ') }} order by change_order, change_id)
+    window by_key as (partition by {{ key_columns }} order by change_order, change_id)
 
 ),
 
@@ -70,7 +202,7 @@ significant as (
     -- `cdc_keep_noop_updates` var says so), not a delete of a row that is already gone
     select *
     from sequenced
-    where not (
+    where is_open_version or not (
         op = 'd' and (previous_op is null or previous_op = 'd')
         {%- if not var('cdc_keep_noop_updates', false) %}
             or op != 'd' and previous_op is not null and previous_op != 'd'
@@ -88,7 +220,7 @@ versions as (
         lead(op) over by_key as closing_op,
         lead(change_id) over by_key as closing_change_id
     from significant
-    window by_key as (partition by {{ keys | join(', ') }} order by change_order, change_id)
+    window by_key as (partition by {{ key_columns }} order by change_order, change_id)
 
 ),
 
@@ -123,17 +255,13 @@ final as (
 
     union all
 
-    -- versions of touched keys that the rebuild no longer produces
+    -- versions of late keys that the rebuild no longer produces
     select
         existing.*,
         true as is_removed
     from {{ this }} as existing
-    left semi join affected_keys
-        on
-            existing.source_system = affected_keys.source_system
-            and existing.database_name = affected_keys.database_name
-            and existing.table_name = affected_keys.table_name
-            and existing.row_key = affected_keys.row_key
+    left semi join late_keys
+        on {{ join_on_keys('existing', 'late_keys', keys) }}
     left anti join final
         on existing.version_id = final.version_id
 

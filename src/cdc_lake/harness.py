@@ -97,7 +97,7 @@ class Lake:
             failures = []
             if result.result is not None and hasattr(result.result, "results"):
                 failures = [
-                    f"{r.node.name}: {r.status}: {r.message}"
+                    f"{r.node.name if hasattr(r, 'node') else r.unique_id}: {r.status}: {r.message}"
                     for r in result.result.results
                     if str(r.status) not in ("success", "pass", "skipped")
                 ]

@@ -97,6 +97,7 @@ def figures(result: dict) -> dict[str, dict[str, Any]]:
         "other_models_full": 1, "tests_full": 1, "full_run": 4, "full_build": 5, "incremental_run": 1,
         "incremental_build": 1,
         "peer_full": 3, "peer_incremental": 2, "land_history": 0, "land_increment": 0, "dbt_noop": 0,
+        "merge_1pct_cow": 0, "merge_1pct_mor": 0, "read_after_merge_cow": 0, "read_after_merge_mor": 0,
     }  # fmt: skip
     composed = {
         "full_run": FULL_RUN,
@@ -163,11 +164,17 @@ LABELS = {
     "land_history": "landing the history (`cdc_lake.landing.land`, once)",
     "land_increment": "landing the increment (once)",
     "dbt_noop": "in-process dbt floor (`dbt run -s stg_raw__records`)",
+    "merge_1pct_cow": "Iceberg MERGE of 1 % scattered keys, copy-on-write",
+    "merge_1pct_mor": "Iceberg MERGE of 1 % scattered keys, merge-on-read (shipped)",
+    "read_after_merge_cow": "full read after that MERGE, copy-on-write",
+    "read_after_merge_mor": "full read after that MERGE, merge-on-read",
 }
 ROWS = {
     "limit": "raw_history", "changelog_full": "raw_history", "staging_full": "raw_history",
     "land_history": "raw_history",
     "land_increment": "raw_increment", "incremental_run": "raw_increment", "incremental_build": "raw_increment",
+    "merge_1pct_cow": "write_mode_rows", "merge_1pct_mor": "write_mode_rows",
+    "read_after_merge_cow": "write_mode_rows", "read_after_merge_mor": "write_mode_rows",
 }  # fmt: skip
 CHANGES = {"changelog_full": "changelog", "current_history_full": "changelog", "full_run": "changelog",
            "full_build": "changelog", "peer_full": "changelog"}  # fmt: skip

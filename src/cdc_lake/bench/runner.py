@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdc_lake.bench import limit, workload
+from cdc_lake.bench import limit, workload, write_modes
 from cdc_lake.bench.dbt import PEER_PROJECT_DIR, DbtProject, compiled_code, node_seconds
 from cdc_lake.bench.probes import DriverProbe, Measurement
 from cdc_lake.env import PROJECT_DIR
@@ -85,6 +85,7 @@ class SizeBench:
         self.schema = schema
         self.raw_schema = f"{schema}_raw"
         self.peer_schema = f"{schema}_peer"
+        self.modes_schema = f"{schema}_write_modes"
         self.probe = DriverProbe(spark)
         self.project = DbtProject(PROJECT_DIR, work_dir / "target", schema, self.raw_schema)
         self.peer_project = DbtProject(PEER_PROJECT_DIR, work_dir / "target_peer", schema, self.raw_schema)
@@ -130,7 +131,7 @@ class SizeBench:
                 )
 
     def _drop_schemas(self) -> None:
-        for schema in (self.peer_schema, self.schema, self.raw_schema):
+        for schema in (self.peer_schema, self.schema, self.raw_schema, self.modes_schema):
             self.spark.sql(f"drop database if exists {schema} cascade")
         # dbt-spark stages an Iceberg snapshot in a view without schema (so in `default`); a run that
         # failed leaves it, and the next snapshot cannot replace it
@@ -235,6 +236,16 @@ class SizeBench:
         )
         result.peer["lost_versions"] = result.counts["history_after_increment"] - result.peer["versions_in_history"]
 
+    def _write_modes(self, result: SizeResult) -> None:
+        """Copy-on-write vs merge-on-read: a scattered 1 % MERGE into a cdc_current-shaped table as
+        large as the change log (see write_modes.py)."""
+        rows = max(result.counts["changelog"], 1_000)
+        result.counts["write_mode_rows"] = rows
+        write_modes.measure(
+            self.spark, self.modes_schema, rows, self.runs,
+            lambda label, action: self._timed(result, label, action, rows=rows),
+        )  # fmt: skip
+
     def _dbt_noop(self, result: SizeResult) -> None:
         for _ in range(self.runs):
             self._timed(result, "dbt_noop", lambda: self.project.invoke("run", "-s", "stg_raw__records"))
@@ -253,8 +264,10 @@ class SizeBench:
         _log(f"{result.label}: landing {wl.history_records:,} history records")
         self._land(result, wl, "history")
         self._limit(result, wl)  # its `dbt compile` also warms dbt up (full parse into the bench's target)
+        self.project.invoke("seed")  # the typed per-table views read the seeds; not timed
         self._dbt_noop(result)
         self._full(result)
+        self._write_modes(result)
         start = self._snapshot_ids([self.schema, self.peer_schema])
         _log(f"{result.label}: landing {wl.increment_records:,} increment records")
         self._land(result, wl, "increment")

@@ -1,0 +1,6 @@
+{% macro join_on_keys(left, right, keys) %}
+    {#- `left.k1 = right.k1 and left.k2 = right.k2 ...`: the join condition on a composite key. -#}
+    {%- for key in keys -%}
+        {{ left }}.{{ key }} = {{ right }}.{{ key }}{{ ' and ' if not loop.last }}
+    {%- endfor -%}
+{% endmacro %}
