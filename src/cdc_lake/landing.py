@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -79,11 +80,20 @@ class LandingReport:
         )
 
 
+# Kafka values are bytes; a kcat line is read with errors="surrogateescape", so bytes that are not
+# UTF-8 arrive as lone surrogates U+DC80..U+DCFF, and a JSON escape such as \ud800 as a lone
+# surrogate too. Neither can be stored as UTF-8 text (Spark's reader rejects the whole batch): each
+# becomes U+FFFD, one per byte or escape, as `sql_string` does on the thrift path.
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
 def _as_text(value: Any) -> str | None:
     """kcat prints key and payload as JSON strings; anything else is kept as its JSON text."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATES.sub("\ufffd", value)
 
 
 def _is_int(value: Any) -> bool:
@@ -106,7 +116,7 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
         raise ValueError("missing or invalid offset")
     ts = obj.get("ts")
     return {
-        "kafka_topic": obj["topic"],
+        "kafka_topic": _as_text(obj["topic"]),
         "kafka_partition": obj["partition"],
         "kafka_offset": obj["offset"],
         "kafka_timestamp_ms": ts if _is_int(ts) else None,
@@ -156,7 +166,7 @@ def read_records(
                     "kafka_offset": line_no - 1,
                     "kafka_timestamp_ms": None,
                     "kafka_key": None,
-                    "kafka_value": text,
+                    "kafka_value": _as_text(text),
                 }
             else:
                 try:

@@ -29,7 +29,8 @@ final as (
 
     select
         'lindorm' as source_format,
-        msg.source.db as source_system,
+        -- the Lindorm cluster; a record that does not name it stands for its topic
+        coalesce(msg.source.db, {{ topic_source_system('kafka_topic') }}) as source_system,
         database_name,
         table_name,
         op,
@@ -50,7 +51,7 @@ final as (
         0 as row_in_message,
         landing_seq,
         -- no position: the same content is the same change
-        {{ change_id(["'lindorm'", 'msg.source.db', 'database_name', 'table_name', 'op',
+        {{ change_id(["'lindorm'", 'coalesce(msg.source.db, ' ~ topic_source_system('kafka_topic') ~ ')', 'database_name', 'table_name', 'op',
                       'msg.source.ts_ms',
                       "coalesce(to_json(array_sort(map_entries(before))), 'null')",
                       "coalesce(to_json(array_sort(map_entries(after))), 'null')"]) }} as change_id
