@@ -18,10 +18,10 @@ final as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
-        timestamp_seconds(coalesce(msg.heartbeatTimestamp, msg.`timestamp`)) as heartbeat_ts,
+        timestamp_seconds(coalesce(msg.heartbeatTimestamp, msg.timestamp)) as heartbeat_ts,
         landing_seq
     from messages
-    where coalesce(msg.heartbeatTimestamp, msg.`timestamp`) is not null
+    where coalesce(msg.heartbeatTimestamp, msg.timestamp) is not null
 
 )
 
