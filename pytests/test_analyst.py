@@ -27,10 +27,9 @@ import pytest
 
 from cdc_lake import cli
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import kcat_lines
+from cdc_lake.harness import copy_project, kcat_lines
 from cdc_lake.tables import parse_column_types
 
-PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "seeds", "tests", "docs"]
 PAYMENT_TYPES = {
     "id": "bigint(20) unsigned",
     "amount": "decimal(12,2)",
@@ -122,16 +121,6 @@ def canal_message(msg_id: int, kind: str, rows: list[dict], old: list[dict] | No
             "type": kind,
         }
     )
-
-
-def copy_project(target: Path) -> Path:
-    for part in PROJECT_PARTS:
-        source = PROJECT_DIR / part
-        if source.is_dir():
-            shutil.copytree(source, target / part, symlinks=True)
-        elif source.exists():
-            shutil.copy2(source, target / part)
-    return target
 
 
 @pytest.fixture(scope="module")

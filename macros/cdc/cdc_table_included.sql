@@ -22,12 +22,12 @@
         {%- set subject = "concat(coalesce(" ~ database_name ~ ", ''), '.', coalesce(" ~ table_name ~ ", ''))" -%}
         (
         {%- if include %}
-            ({% for pattern in include %}{{ subject }} rlike {{ _regex_literal('^(?:' ~ pattern ~ ')$') }}{{ ' or ' if not loop.last }}{% endfor %})
+            ({% for pattern in include %}{{ subject }} rlike {{ sql_string_literal('^(?:' ~ pattern ~ ')$') }}{{ ' or ' if not loop.last }}{% endfor %})
         {%- else %}
             true
         {%- endif %}
         {%- for pattern in exclude %}
-            and not {{ subject }} rlike {{ _regex_literal('^(?:' ~ pattern ~ ')$') }}
+            and not {{ subject }} rlike {{ sql_string_literal('^(?:' ~ pattern ~ ')$') }}
         {%- endfor %}
         )
     {%- endif -%}

@@ -15,7 +15,7 @@
             {%- if columns is string or columns is not iterable or columns | length == 0 -%}
                 {{ exceptions.raise_compiler_error("cdc_primary_keys['" ~ table ~ "'] must be a non-empty list of columns") }}
             {%- endif %}
-            '{{ table | replace("'", "\\'") }}', array({% for column in columns %}'{{ column | replace("'", "\\'") }}'{{ ", " if not loop.last }}{% endfor %}){{ "," if not loop.last }}
+            {{ sql_string_literal(table) }}, array({% for column in columns %}{{ sql_string_literal(column) }}{{ ", " if not loop.last }}{% endfor %}){{ "," if not loop.last }}
         {%- endfor %}
         )[concat({{ database_name }}, '.', {{ table_name }})]
     {%- endif -%}

@@ -5,7 +5,7 @@
     {%- if mapping -%}
         case {{ topic_column }}
         {%- for topic, system in mapping.items() %}
-            when '{{ topic }}' then '{{ system }}'
+            when {{ sql_string_literal(topic) }} then {{ sql_string_literal(system) }}
         {%- endfor %}
             else {{ topic_column }}
         end

@@ -6,25 +6,25 @@
     {%- set columns = typed_columns(database_name, table_name) -%}
     {%- set join_condition = [] -%}
     {%- for column in join_columns -%}
-        {%- do join_condition.append("typed." ~ column ~ " = source_rows." ~ column) -%}
+        {%- do join_condition.append("typed." ~ quote_identifier(column) ~ " = source_rows." ~ quote_identifier(column)) -%}
     {%- endfor -%}
     with source_rows as (
         select *
         from {{ source_model }}
         where
-            database_name = {{ _typed_sql_string(database_name) }}
-            and table_name = {{ _typed_sql_string(table_name) }}
+            database_name = {{ sql_string_literal(database_name) }}
+            and table_name = {{ sql_string_literal(table_name) }}
     ),
 
     lost_values as (
         {%- for column in columns %}
-            {%- set value = "source_rows.image[" ~ _typed_sql_string(column['column_name']) ~ "]" %}
+            {%- set value = "source_rows.image[" ~ sql_string_literal(column['column_name']) ~ "]" %}
             select
                 {%- for join_column in join_columns %}
-                typed.{{ join_column }},
+                typed.{{ quote_identifier(join_column) }},
                 {%- endfor %}
-                {{ _typed_sql_string(column['column_name']) }} as column_name,
-                {{ _typed_sql_string(column['spark_type']) }} as spark_type,
+                {{ sql_string_literal(column['column_name']) }} as column_name,
+                {{ sql_string_literal(column['spark_type']) }} as spark_type,
                 {{ value }} as source_value
             from {{ model }} as typed
             inner join source_rows on {{ join_condition | join(' and ') }}

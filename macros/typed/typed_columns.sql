@@ -18,8 +18,8 @@
     {%- if not execute -%}
         {{ return([]) }}
     {%- endif -%}
-    {%- set where_table = "database_name = " ~ _typed_sql_string(database_name)
-        ~ " and table_name = " ~ _typed_sql_string(table_name) -%}
+    {%- set where_table = "database_name = " ~ sql_string_literal(database_name)
+        ~ " and table_name = " ~ sql_string_literal(table_name) -%}
     {#- the relations themselves, not ref(): under `--empty` a ref renders as an empty subquery -#}
     {%- set tables_relation = load_relation(tables_seed) -%}
     {%- set columns_relation = load_relation(columns_model) -%}

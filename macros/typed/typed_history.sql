@@ -11,8 +11,8 @@ with versions as (
     select *
     from {{ ref('cdc_history') }}
     where
-        database_name = {{ _typed_sql_string(database_name) }}
-        and table_name = {{ _typed_sql_string(table_name) }}
+        database_name = {{ sql_string_literal(database_name) }}
+        and table_name = {{ sql_string_literal(table_name) }}
 
 ),
 

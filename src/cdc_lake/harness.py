@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -19,6 +20,22 @@ from cdc_lake.landing import LandingReport, land
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+# What a copy of the dbt project needs (see `copy_project`).
+PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "seeds", "tests", "docs"]
+
+
+def copy_project(target: Path) -> Path:
+    """Copy the dbt project into `target`, for tests that write into it (e.g. `cdc-lake add-table`);
+    point `Lake.project_dir` at the copy."""
+    for part in PROJECT_PARTS:
+        source = PROJECT_DIR / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, symlinks=True)
+        elif source.exists():
+            shutil.copy2(source, target / part)
+    return target
 
 
 class DbtFailure(AssertionError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -17,8 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+__all__ = ["FORMATS", "LandingReport", "land", "land_over_thrift", "raw_table", "sql_string"]
 
 FORMATS = ("kafka_river_canal", "debezium", "canal_flat", "tencent_dts", "lindorm")
 PROGRESS_EVERY = 100_000
@@ -48,7 +53,7 @@ def raw_schema() -> str:
 def raw_table(fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return f"{raw_schema()}.raw_{fmt}"
+    return qualified_name(raw_schema(), f"raw_{fmt}")
 
 
 @dataclass
@@ -79,11 +84,20 @@ class LandingReport:
         )
 
 
+# Kafka values are bytes; a kcat line is read with errors="surrogateescape", so bytes that are not
+# UTF-8 arrive as lone surrogates U+DC80..U+DCFF, and a JSON escape such as \ud800 as a lone
+# surrogate too. Neither can be stored as UTF-8 text (Spark's reader rejects the whole batch): each
+# becomes U+FFFD, one per byte or escape, as `sql_string` does on the thrift path.
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
 def _as_text(value: Any) -> str | None:
     """kcat prints key and payload as JSON strings; anything else is kept as its JSON text."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATES.sub("\ufffd", value)
 
 
 def _is_int(value: Any) -> bool:
@@ -106,7 +120,7 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
         raise ValueError("missing or invalid offset")
     ts = obj.get("ts")
     return {
-        "kafka_topic": obj["topic"],
+        "kafka_topic": _as_text(obj["topic"]),
         "kafka_partition": obj["partition"],
         "kafka_offset": obj["offset"],
         "kafka_timestamp_ms": ts if _is_int(ts) else None,
@@ -156,7 +170,7 @@ def read_records(
                     "kafka_offset": line_no - 1,
                     "kafka_timestamp_ms": None,
                     "kafka_key": None,
-                    "kafka_value": text,
+                    "kafka_value": _as_text(text),
                 }
             else:
                 try:
@@ -169,7 +183,7 @@ def read_records(
 
 
 def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
-    spark.sql(f"create database if not exists {raw_schema()}")
+    spark.sql(f"create database if not exists {quote_identifier(raw_schema())}")
     spark.sql(
         f"create table if not exists {raw_table(fmt)} ({RAW_COLUMNS}) using iceberg "
         "tblproperties ('format-version' = '2')"
@@ -255,24 +269,6 @@ _STAGING_COLUMNS = (
 THRIFT_BATCH_ROWS = 2000
 THRIFT_BATCH_BYTES = 4 * 1024 * 1024
 
-# Spark SQL string literals (spark.sql.parser.escapedStringLiterals=false, the default) unescape
-# backslash sequences: send backslash and quote escaped, control characters as \uXXXX.
-_SQL_ESCAPES = {ord("\\"): "\\\\", ord("'"): "\\'"}
-_SQL_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x20), 0x7F]})
-_SQL_ESCAPES.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
-
-
-def sql_string(value: str | None) -> str:
-    """A Spark SQL literal that parses back to exactly `value` (NULL for None).
-
-    Text read with errors="surrogateescape" holds undecodable bytes as lone surrogates; they
-    cannot travel over Thrift (UTF-8) and become U+FFFD, one per byte.
-    """
-    if value is None:
-        return "null"
-    return "'" + value.translate(_SQL_ESCAPES) + "'"
-
-
 def _sql_int(value: int | None) -> str:
     return "null" if value is None else str(int(value))
 
@@ -292,14 +288,14 @@ def land_over_thrift(
     report = LandingReport(fmt)
     started = time.monotonic()
     table = raw_table(fmt)
-    cursor.execute(f"create database if not exists {raw_schema()}")
+    cursor.execute(f"create database if not exists {quote_identifier(raw_schema())}")
     cursor.execute(
         f"create table if not exists {table} ({RAW_COLUMNS}) using iceberg "
         "tblproperties ('format-version' = '2')"
     )
     # Later landing runs get larger numbers; staging reads above its watermark.
     landing_seq = time.time_ns() // 1000
-    staging = f"{raw_schema()}.landing_{fmt}_{landing_seq}"
+    staging = qualified_name(raw_schema(), f"landing_{fmt}_{landing_seq}")
     cursor.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
     try:
         rows: list[str] = []

@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import os
 import re
+import shlex
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.sqltext import qualified_name, sql_string
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+MODEL_NAME_RE = re.compile(r"^[a-z0-9_]+$")
+# dbt renders Jinja in model files and yml: a name with braces or control characters cannot be written safely
+UNWRITABLE_NAME_RE = re.compile(r"[{}\x00-\x1f\x7f]")
 PLAIN_COLUMN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
 YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
@@ -68,7 +73,20 @@ class AddTableResult:
 
 
 def model_base(database: str, table: str) -> str:
-    return f"{database.lower()}__{table.lower()}"
+    """`<database>__<table>` in lower case; names with other characters than letters, digits and _
+    (dots, quotes, spaces, ...) give their letters and digits plus a short hash of the exact names,
+    so two tables never share a model name."""
+    plain = f"{database.lower()}__{table.lower()}"
+    if MODEL_NAME_RE.match(plain):
+        return plain
+    slug = re.sub(r"[^a-z0-9]+", "_", plain).strip("_") or "table"
+    digest = hashlib.sha256(f"{database}\x1f{table}".encode()).hexdigest()[:8]
+    return f"{slug}_{digest}"
+
+
+def jinja_string(text: str) -> str:
+    """A Jinja string literal that reads back exactly as `text`."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def parse_column_types(text: str | None) -> dict[str, str]:
@@ -119,12 +137,12 @@ def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
         from cdc_lake.spark import get_spark
 
         spark = get_spark("cdc-lake add-table")
-        relation = f"{os.environ.get('CDC_LAKE_SCHEMA', 'cdc_lake')}.cdc_typed_columns"
+        relation = qualified_name(os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake"), "cdc_typed_columns")
         if not spark.catalog.tableExists(relation):
             return None
         rows = (
             spark.table(relation)
-            .where(f"database_name = {_sql_string(database)} and table_name = {_sql_string(table)}")
+            .where(f"database_name = {sql_string(database)} and table_name = {sql_string(table)}")
             .orderBy("column_position")
             .collect()
         )
@@ -132,10 +150,6 @@ def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
         print(f"cdc-lake add-table: could not read the lake ({type(exc).__name__}); columns not listed")
         return None
     return [SourceColumn(r.column_name, r.mysql_type, r.spark_type, bool(r.is_primary_key)) for r in rows]
-
-
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _q(text: str) -> str:
@@ -173,17 +187,17 @@ def _source_column_entries(columns: list[SourceColumn], indent: str) -> list[str
 def models_yml(database: str, table: str, columns: list[SourceColumn] | None) -> str:
     base = model_base(database, table)
     listed = columns is not None and len(columns) > 0
+    command = f"cdc-lake add-table {shlex.quote(database)} {shlex.quote(table)}"
     note = (
-        f"The column list below was read from the lake by `cdc-lake add-table {database} {table}`; run it again "
-        "after the source table changes."
+        f"The column list below was read from the lake by `{command}`; run it again after the source table changes."
         if listed
-        else f"Run `cdc-lake add-table {database} {table}` again after a build to list the source columns here."
+        else f"Run `{command}` again after a build to list the source columns here."
     )
     source_columns = _source_column_entries(columns or [], "      ")
     lines = [
         "version: 2",
         "",
-        f"# Written by `cdc-lake add-table {database} {table}`. The typed models find their columns at build time",
+        f"# Written by `{command}`. The typed models find their columns at build time",
         "# (cdc_typed_columns); this file documents and tests them. Edits are overwritten by the command.",
         "",
         "models:",
@@ -276,7 +290,7 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
 
 
 def model_sql(kind: str, database: str, table: str) -> str:
-    return f"{{{{ typed_{kind}('{database}', '{table}') }}}}\n"
+    return f"{{{{ typed_{kind}({jinja_string(database)}, {jinja_string(table)}) }}}}\n"
 
 
 def add_table(
@@ -288,8 +302,8 @@ def add_table(
 ) -> AddTableResult:
     """List DATABASE.TABLE in the config and write its typed models and their yml."""
     for label, name in (("DATABASE", database), ("TABLE", table)):
-        if not NAME_RE.match(name):
-            raise ValueError(f"{label} {name!r}: only letters, digits and _ make a dbt model name")
+        if not name or UNWRITABLE_NAME_RE.search(name):
+            raise ValueError(f"{label} {name!r}: must be non-empty, without braces or control characters")
     seed_changed = update_seed(project_dir / SEED_PATH, database, table, column_types)
     tables_dir = project_dir / TABLES_DIR
     tables_dir.mkdir(parents=True, exist_ok=True)

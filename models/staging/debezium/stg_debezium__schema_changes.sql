@@ -24,7 +24,12 @@ positioned as (
         coalesce(lower(msg.position.snapshot) not in ('false', ''), is_snapshot) as is_snapshot_ddl,
         coalesce(
             msg.ddl,
-            case when op = 't' then coalesce(msg.source.query, concat('TRUNCATE TABLE `', table_name, '`')) end
+            case
+                when op = 't'
+                    then coalesce(
+                        msg.source.query, concat('TRUNCATE TABLE ', {{ quote_identifier_text('table_name') }})
+                    )
+            end
         ) as statement
     from messages
 

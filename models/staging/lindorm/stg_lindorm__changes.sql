@@ -20,7 +20,9 @@ keyed as (
         *,
         case when op = 'd' then before_image else after_image end as key_image,
         case when op in ('u', 'd') then before_image end as before,
-        case when op != 'd' then after_image end as after
+        case when op != 'd' then after_image end as after,
+        -- the Lindorm cluster; a record that does not name it stands for its topic
+        coalesce(msg.source.db, {{ topic_source_system('kafka_topic') }}) as source_system
     from messages
 
 ),
@@ -29,7 +31,7 @@ final as (
 
     select
         'lindorm' as source_format,
-        msg.source.db as source_system,
+        source_system,
         database_name,
         table_name,
         op,
@@ -50,7 +52,7 @@ final as (
         0 as row_in_message,
         landing_seq,
         -- no position: the same content is the same change
-        {{ change_id(["'lindorm'", 'msg.source.db', 'database_name', 'table_name', 'op',
+        {{ change_id(["'lindorm'", 'source_system', 'database_name', 'table_name', 'op',
                       'msg.source.ts_ms',
                       "coalesce(to_json(array_sort(map_entries(before))), 'null')",
                       "coalesce(to_json(array_sort(map_entries(after))), 'null')"]) }} as change_id

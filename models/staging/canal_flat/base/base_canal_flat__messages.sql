@@ -70,6 +70,7 @@ classified as (
                         when msg.database is null or msg.table is null then 'DML without database or table'
                         when size(coalesce(msg.pkNames, array())) = 0 then 'DML without primary key (pkNames)'
                         when size(msg.data) = 0 then 'DML without rows'
+                        when msg.es is null then 'DML without execute time (es)'
                         when not forall(msg.data, r -> {{ key_is_complete('r', 'msg.pkNames') }})
                             then 'key column missing from the row image'
                         when

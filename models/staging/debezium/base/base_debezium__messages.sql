@@ -139,6 +139,8 @@ classified as (
                 then 'update without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
             when payload.op = 'd' and payload.before is null
                 then 'delete without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
+            when coalesce(nullif(payload.source.ts_ms, 0), nullif(payload.source.ts_sec, 0), payload.ts_ms) is null
+                then 'DML without a time (source.ts_ms, source.ts_sec or ts_ms)'
             when undecodable_column is not null
                 then concat(
                     'undecodable value in column ', undecodable_column, ' (',

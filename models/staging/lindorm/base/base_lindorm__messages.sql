@@ -120,6 +120,7 @@ classified as (
             when payload.op not in ('c', 'r', 'u', 'd') then concat('unknown op: ', payload.op)
             when payload.source.namespace is null or payload.source.`table` is null
                 then 'change without namespace or table'
+            when payload.source.ts_ms is null then 'change without source.ts_ms (time of the write)'
             when payload.op in ('c', 'r') and payload.after is null then 'insert without after image'
             when payload.op = 'u' and (payload.before is null or payload.after is null)
                 then 'update without before or after image'

@@ -1,4 +1,0 @@
-{% macro _typed_sql_string(text) %}
-    {#- A Spark SQL string literal holding `text` (backslashes and quotes escaped). -#}
-    {{- return("'" ~ (text | string | replace("\\", "\\\\") | replace("'", "\\'")) ~ "'") -}}
-{% endmacro %}
