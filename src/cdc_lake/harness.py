@@ -26,6 +26,28 @@ if TYPE_CHECKING:
 PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "seeds", "tests", "docs"]
 
 
+def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = True) -> Any:
+    """Run a dbt command in-process on `project_dir` (dbt's `session` method reuses this process's
+    Spark session); returns dbt's result, raises DbtFailure naming the failed nodes unless told not to."""
+    from dbt.cli.main import dbtRunner
+
+    cwd = os.getcwd()
+    os.chdir(project_dir)
+    try:
+        result = dbtRunner().invoke([*args, "--project-dir", str(project_dir)])
+    finally:
+        os.chdir(cwd)
+    if expect_success and not result.success:
+        results = getattr(result.result, "results", None) or []
+        failures = [
+            f"{r.node.name if hasattr(r, 'node') else r.unique_id}: {r.status}: {r.message}"
+            for r in results
+            if str(r.status) not in ("success", "pass", "skipped")
+        ]
+        raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
+    return result
+
+
 def copy_project(target: Path) -> Path:
     """Copy the dbt project into `target`, for tests that write into it (e.g. `cdc-lake add-table`);
     point `Lake.project_dir` at the copy."""
@@ -101,25 +123,8 @@ class Lake:
 
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
         """Run a dbt command in-process against this lake's schemas; returns dbt's result."""
-        from dbt.cli.main import dbtRunner
-
         self._activate()
-        cwd = os.getcwd()
-        os.chdir(self.project_dir)
-        try:
-            result = dbtRunner().invoke([*args, "--project-dir", str(self.project_dir)])
-        finally:
-            os.chdir(cwd)
-        if expect_success and not result.success:
-            failures = []
-            if result.result is not None and hasattr(result.result, "results"):
-                failures = [
-                    f"{r.node.name if hasattr(r, 'node') else r.unique_id}: {r.status}: {r.message}"
-                    for r in result.result.results
-                    if str(r.status) not in ("success", "pass", "skipped")
-                ]
-            raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
-        return result
+        return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
     def build(self, *args: str, unit_tests: bool = False) -> Any:
         """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are

@@ -14,12 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.harness import invoke_dbt
 
 PEER_PROJECT_DIR = PROJECT_DIR / "bench" / "peer_snapshot"
-
-
-class DbtFailure(RuntimeError):
-    """A dbt command of the benchmark did not succeed."""
 
 
 @dataclass
@@ -31,26 +28,9 @@ class DbtProject:
 
     def invoke(self, *args: str) -> Any:
         """Run a dbt command; returns dbt's result object, raises DbtFailure when it fails."""
-        from dbt.cli.main import dbtRunner
-
         os.environ["CDC_LAKE_SCHEMA"] = self.schema
         os.environ["CDC_LAKE_RAW_SCHEMA"] = self.raw_schema
-        cwd = os.getcwd()
-        os.chdir(self.project_dir)
-        try:
-            result = dbtRunner().invoke(
-                [*args, "--project-dir", str(self.project_dir), "--target-path", str(self.target_path), "--quiet"]
-            )
-        finally:
-            os.chdir(cwd)
-        if not result.success:
-            failures = [
-                f"{r.node.name}: {r.status}: {r.message}"
-                for r in node_results(result)
-                if str(r.status) not in ("success", "pass", "skipped")
-            ]
-            raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
-        return result
+        return invoke_dbt(self.project_dir, [*args, "--target-path", str(self.target_path), "--quiet"])
 
 
 def node_results(result: Any) -> list[Any]:

@@ -8,6 +8,7 @@ single message), the one for a single message is used, which is what the landed 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,30 +17,10 @@ if TYPE_CHECKING:
 RAW_VALUE = "kafka_value"
 
 
-def _call_end(sql: str, open_paren: int) -> int:
-    """Index of the parenthesis closing the one at `open_paren` (quotes and backticks respected)."""
-    depth, i, quote = 0, open_paren, None
-    while i < len(sql):
-        ch = sql[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ValueError("unbalanced parentheses in compiled SQL")
-
-
-def _top_level_args(text: str) -> list[str]:
-    args, depth, quote, start, i = [], 0, None, 0, 0
+def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, character) of every character of `text` from `start` that is outside a quoted
+    string or backticked name (the quote characters themselves excluded)."""
+    i, quote = start, None
     while i < len(text):
         ch = text[i]
         if quote:
@@ -49,14 +30,36 @@ def _top_level_args(text: str) -> list[str]:
                 quote = None
         elif ch in "'\"`":
             quote = ch
-        elif ch == "(":  # schemas are quoted strings, so `<` / `>` are comparisons here
+        else:
+            yield i, ch
+        i += 1
+
+
+def _call_end(sql: str, open_paren: int) -> int:
+    """Index of the parenthesis closing the one at `open_paren`."""
+    depth = 0
+    for i, ch in _unquoted(sql, open_paren):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError("unbalanced parentheses in compiled SQL")
+
+
+def _top_level_args(text: str) -> list[str]:
+    """The comma-separated arguments of a call's argument text (schemas are quoted strings, so
+    `<` / `>` are comparisons here, not type brackets)."""
+    args, depth, start = [], 0, 0
+    for i, ch in _unquoted(text):
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
         elif ch == "," and depth == 0:
             args.append(text[start:i].strip())
             start = i + 1
-        i += 1
     args.append(text[start:].strip())
     return args
 
