@@ -66,6 +66,3 @@ final as (
 )
 
 select * from final
--- in landing order: each data file then holds a narrow landing_seq range, so the watermark filters
--- downstream (`landing_seq > n`) skip every file of the history instead of reading it all
-order by landing_seq

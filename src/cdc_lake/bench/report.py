@@ -246,7 +246,7 @@ def targets(results: list[dict]) -> list[str]:
             f"| {_verdict(growth is not None and growth <= 1.25)} |"
         )
     else:
-        rows.append("| … and flat from 1M to 5M | 5M not run (see below) | not measured |")
+        rows.append("| … and flat from 1M to 5M | 5M not run (`make bench SIZE=5m`) | not measured |")
 
     ours_full, peer_full = f1.get("full_run", {}).get("net"), f1.get("peer_full", {}).get("net")
     ours_inc, peer_inc = f1.get("incremental_run", {}).get("net"), f1.get("peer_incremental", {}).get("net")
