@@ -1,6 +1,15 @@
 {% macro source_is_empty(source) %}
     {#- True when an incremental batch has no rows. The merge and append macros then write nothing,
-        so a build with no new landed data leaves every table at its current Iceberg snapshot. -#}
+        so a build with no new landed data leaves every table at its current Iceberg snapshot.
+        A model that filters its input with landed_since_last_build carries the answer in its SQL
+        (batch_marker): new rows in any of its inputs mean a batch to write. Any other model pays
+        one `limit 1` query, which computes its batch once more. -#}
+    {%- set code = model.get('compiled_code') or '' -%}
+    {%- if batch_marker(true) in code -%}
+        {{ return(false) }}
+    {%- elif batch_marker(false) in code -%}
+        {{ return(true) }}
+    {%- endif -%}
     {%- set result = run_query("select 1 from " ~ source ~ " limit 1") -%}
     {{ return(result | length == 0) }}
 {% endmacro %}

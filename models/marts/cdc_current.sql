@@ -20,7 +20,7 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where landing_seq > {{ landing_watermark('last_landing_seq') }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq')) }}
 
 ),
 

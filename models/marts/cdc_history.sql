@@ -28,7 +28,7 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where landing_seq > {{ watermark }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), watermark) }}
 
 ),
 

@@ -16,7 +16,7 @@ with new_rejects as (
     from {{ ref('int_raw_records_unioned') }}
     where
         record_kind = 'rejected'
-        and landing_seq > {{ landing_watermark() }}
+        and {{ landed_since_last_build(ref('int_raw_records_unioned'), landing_watermark()) }}
 
 ),
 

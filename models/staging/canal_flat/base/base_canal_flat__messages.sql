@@ -13,7 +13,7 @@ with source as (
 
     select *
     from {{ source('cdc_raw', 'raw_canal_flat') }}
-    where landing_seq > {{ landing_watermark() }}
+    where {{ landed_since_last_build(source('cdc_raw', 'raw_canal_flat'), landing_watermark()) }}
 
 ),
 

@@ -19,7 +19,7 @@ with source as (
 
     select *
     from {{ source('cdc_raw', 'raw_debezium') }}
-    where landing_seq > {{ landing_watermark() }}
+    where {{ landed_since_last_build(source('cdc_raw', 'raw_debezium'), landing_watermark()) }}
 
 ),
 

@@ -14,7 +14,7 @@ with source as (
 
     select *
     from {{ source('cdc_raw', 'raw_kafka_river_canal') }}
-    where landing_seq > {{ landing_watermark() }}
+    where {{ landed_since_last_build(source('cdc_raw', 'raw_kafka_river_canal'), landing_watermark()) }}
 
 ),
 

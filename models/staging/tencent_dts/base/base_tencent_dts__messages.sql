@@ -15,7 +15,7 @@ with source as (
 
     select *
     from {{ source('cdc_raw', 'raw_tencent_dts') }}
-    where landing_seq > {{ landing_watermark() }}
+    where {{ landed_since_last_build(source('cdc_raw', 'raw_tencent_dts'), landing_watermark()) }}
 
 ),
 

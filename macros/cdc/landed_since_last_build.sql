@@ -1,0 +1,25 @@
+{% macro landed_since_last_build(relation, watermark, column='landing_seq') %}
+    {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
+        after `watermark` (see landing_watermark), as `<column> > <literal>` so Iceberg skips older
+        files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
+        is written into the model's SQL as a batch marker that source_is_empty reads:
+        - rows landed: the write runs at once, without first computing the batch to see if it is
+          empty (that probe would compute the whole batch a second time);
+        - none: the filter is `false`, so Spark's optimizer empties the whole batch at no cost, and
+          the write is skipped (no new Iceberg snapshot).
+        A full or first build reads everything and carries no marker. -#}
+    {%- if not execute or not is_incremental() or watermark | int < 0 -%}
+        {{ return(column ~ ' > ' ~ watermark) }}
+    {%- endif -%}
+    {%- set probe = run_query(
+        'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ watermark ~ ' limit 1') -%}
+    {%- if probe | length == 0 -%}
+        {{ return('false /* ' ~ batch_marker(false) ~ ' */') }}
+    {%- endif -%}
+    {{ return(column ~ ' > ' ~ watermark ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
+{% endmacro %}
+
+{% macro batch_marker(has_new_rows) %}
+    {#- The comment landed_since_last_build leaves in a model's SQL; neither text contains the other. -#}
+    {{ return('cdc_lake: batch has new rows' if has_new_rows else 'cdc_lake: batch is empty') }}
+{% endmacro %}
