@@ -20,7 +20,13 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq')) }}
+    {#- with a retention period, expiring delete markers make a batch without new changes: that
+        batch is probed as a whole (source_is_empty), so no marker here -#}
+    {%- if retention_days is none %}
+        where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq')) }}
+    {%- else %}
+        where landing_seq > {{ landing_watermark('last_landing_seq') }}
+    {%- endif %}
 
 ),
 
