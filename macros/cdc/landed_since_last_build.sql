@@ -1,4 +1,4 @@
-{% macro landed_since_last_build(relation, watermark, column='landing_seq') %}
+{% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
         after `watermark` (see landing_watermark), as `<column> > <literal>` so Iceberg skips older
         files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
@@ -7,8 +7,9 @@
           empty (that probe would compute the whole batch a second time);
         - none: the filter is `false`, so Spark's optimizer empties the whole batch at no cost, and
           the write is skipped (no new Iceberg snapshot).
-        A full or first build reads everything and carries no marker. -#}
-    {%- if not execute or not is_incremental() or watermark | int < 0 -%}
+        A full or first build reads everything and carries no marker. `mark_batch=false` leaves the
+        marker out (and skips the query) for a model whose batch has rows from another input too. -#}
+    {%- if not mark_batch or not execute or not is_incremental() or watermark | int < 0 -%}
         {{ return(column ~ ' > ' ~ watermark) }}
     {%- endif -%}
     {%- set probe = run_query(

@@ -20,13 +20,9 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    {#- with a retention period, expiring delete markers make a batch without new changes: that
-        batch is probed as a whole (source_is_empty), so no marker here -#}
-    {%- if retention_days is none %}
-        where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq')) }}
-    {%- else %}
-        where landing_seq > {{ landing_watermark('last_landing_seq') }}
-    {%- endif %}
+    -- with a retention period, expiring delete markers make a batch without new changes
+    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq'),
+                                     mark_batch=retention_days is none) }}
 
 ),
 

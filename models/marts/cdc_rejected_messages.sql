@@ -16,7 +16,9 @@ with new_rejects as (
     from {{ ref('int_raw_records_unioned') }}
     where
         record_kind = 'rejected'
-        and {{ landed_since_last_build(ref('int_raw_records_unioned'), landing_watermark()) }}
+        -- no batch marker: most landings hold no reject, and the write's own probe of this plain
+        -- filter is cheap and keeps such runs from making empty snapshots
+        and landing_seq > {{ landing_watermark() }}
 
 ),
 
