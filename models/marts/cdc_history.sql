@@ -255,9 +255,24 @@ final as (
 
     union all
 
-    -- versions of late keys that the rebuild no longer produces
+    -- versions of late keys that the rebuild no longer produces. The MERGE deletes them by
+    -- version_id and reads nothing else of them, so only ids and keys are scanned: the images of
+    -- the whole table are not read.
     select
-        existing.*,
+        existing.version_id,
+        null as source_format,
+        existing.{{ keys | join(',\n        existing.') }},
+        null as primary_key,
+        null as image,
+        null as valid_from,
+        null as valid_to,
+        null as is_current,
+        null as op,
+        null as change_id,
+        null as change_order,
+        null as closed_by_delete,
+        null as closing_change_id,
+        null as last_landing_seq,
         true as is_removed
     from {{ this }} as existing
     left semi join late_keys
