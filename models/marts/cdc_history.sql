@@ -23,6 +23,8 @@
 {%- set keys = ['source_system', 'database_name', 'table_name', 'row_key'] %}
 {%- set key_columns = keys | join(', ') %}
 {%- set watermark = landing_watermark('last_landing_seq') %}
+{#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
+{%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 
 with new_changes as (
 
@@ -90,7 +92,7 @@ touched_keys as (
     open_versions as (
 
         -- the version each appended key is in now; the new changes are played after it
-        select
+        select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
             existing.{{ keys | join(',\n            existing.') }},
             existing.source_format,
             existing.primary_key,
@@ -143,7 +145,7 @@ touched_keys as (
 
 replayed_changes as (
 
-    select
+    select {% if broadcast_keys %}/*+ broadcast(late_keys) */{% endif %}
         changes.{{ keys | join(',\n        changes.') }},
         changes.source_format,
         changes.primary_key,
