@@ -8,7 +8,7 @@ timestamp, so their order is the Kafka offset order (the last tie-break).
 
 The same insert is also landed (a) with a Kafka key `{"id": "1004"}` under another namespace, and
 (b) with no key under a namespace the var does not list: (a) becomes a change keyed by the Kafka
-key, (b) is rejected for having no primary key.
+key, (b) a change of a keyless table, identified by its full image.
 """
 
 from __future__ import annotations
@@ -84,12 +84,13 @@ def test_hbase_insert(built):
     assert change[0]["column_types"] == {"ROW": "varchar", "f_name": "varchar"}
 
 
-def test_keys_from_kafka_key_or_rejected(built):
+def test_keys_from_kafka_key_or_the_image(built):
     keyed = changes(built, "database_name = 'keyed'")
-    assert [(c["row_key"], c["primary_key"]) for c in keyed] == [("1004", {"id": "1004"})]
+    assert [(c["row_key"], c["primary_key"], c["is_keyless"]) for c in keyed] == [("1004", {"id": "1004"}, False)]
+    [keyless] = changes(built, "database_name = 'unkeyed'")
+    assert (keyless["primary_key"], keyless["is_keyless"], len(keyless["row_key"])) == ({}, True, 64)
     rejected = built.rows("select reject_reason from {schema}.cdc_rejected_messages where source_format = 'lindorm'")
-    assert len(rejected) == 1
-    assert rejected[0]["reject_reason"].startswith("no primary key")
+    assert rejected == []
 
 
 def test_expected_file_lists_these_examples():

@@ -16,6 +16,10 @@ from cdc_lake.harness import kcat_lines
 
 VARS = {"source_time_zone": "Asia/Shanghai", "cdc_exclude_tables": [r"traps\.ignored_.*"]}
 CANAL_TOPIC = "canal-traps"
+MISSING_KEY = (
+    "key column id has no value in the row image of {table}: the message names it as primary key but its row "
+    "does not carry it; fix the producer or set var cdc_primary_keys for this table to columns every row carries"
+)
 DTS_TOPIC = "dts-traps"
 KRC_TOPIC = "krc-traps"
 
@@ -76,7 +80,7 @@ CANAL_REJECTS = {
     4: "malformed JSON or a field of the wrong type",
     5: "unknown type: FOO",
     6: "DML without database or table",
-    7: "key column missing from the row image",
+    7: MISSING_KEY.format(table="traps.t3"),
 }
 
 # ---------------------------------------------------------------- Tencent DTS
@@ -141,7 +145,7 @@ DTS_RECORDS = [
 DTS_REJECTS = {
     10: "unknown messageType: FOO",
     11: "DML without database or table",
-    12: "key column missing from the row image",
+    12: MISSING_KEY.format(table="shop.items"),
     13: "newColumns missing, unreadable or not aligned with columns",
     14: "malformed JSON or a field of the wrong type",
 }
@@ -171,13 +175,13 @@ KRC_UPDATE_COLUMNS = [
 KRC_MESSAGES = [
     krc("u", KRC_UPDATE_COLUMNS),
     krc("x", KRC_UPDATE_COLUMNS),
+    # no keys: a table without primary key, identified by its image (not rejected)
     krc("i", KRC_UPDATE_COLUMNS[:1], keys=None),
     krc("i", [KRC_UPDATE_COLUMNS[0], KRC_UPDATE_COLUMNS[0]]),
     krc("i", KRC_UPDATE_COLUMNS[:1], binlog="garbage"),
 ]
 KRC_REJECTS = {
     1: "unknown event: x",
-    2: "DML without primary key (keys)",
     3: "column without a name or named twice",
     4: "unreadable binlog position: garbage",
 }
@@ -314,7 +318,8 @@ def test_tencent_current_and_ddl(built):
 
 
 def test_krc_origin_val_only_on_updated_columns(built):
-    [row] = changes(built, KRC_TOPIC, "k1")
+    row, keyless = changes(built, KRC_TOPIC, "k1")
+    assert (keyless["op"], keyless["after"], keyless["primary_key"]) == ("c", {"id": "1"}, {})
     assert row["after"] == {"id": "1", "a": "new", "b": "same", "c": "x", "d": None, "e": "q"}
     assert row["before"] == {"id": "1", "a": "old", "b": "same", "c": None, "d": None, "e": "q"}
     assert row["changed_columns"] == ["a", "c"]

@@ -1,16 +1,16 @@
 {% test current_matches_history(model, history, key_columns) %}
-    {#- cdc_current must equal the last version of cdc_history: a live row has exactly the image of
-        the key's current version; a deleted row has no current version; every current version
+    {#- cdc_current must equal the last version of cdc_history: a live row has exactly the image
+        and row_count of the key's current version; a deleted row has no current version; every current version
         has a live row in current. -#}
     {%- set keys = key_columns | join(', ') -%}
     with live as (
-        select {{ keys }}, to_json(array_sort(map_entries(image))) as image_text
+        select {{ keys }}, row_count, to_json(array_sort(map_entries(image))) as image_text
         from {{ model }}
         where not is_deleted
     ),
 
     open_versions as (
-        select {{ keys }}, to_json(array_sort(map_entries(image))) as image_text
+        select {{ keys }}, row_count, to_json(array_sort(map_entries(image))) as image_text
         from {{ history }}
         where is_current
     ),

@@ -47,6 +47,7 @@ final as (
         op,
         row_key,
         primary_key,
+        is_keyless,
         before,
         after,
         {{ changed_columns('op', 'before', 'after') }} as changed_columns,

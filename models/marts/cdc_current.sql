@@ -5,6 +5,7 @@
         unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
         merge_delete_flag='is_removed',
         tblproperties=cdc_merge_on_read(),
+        on_schema_change='append_new_columns',
     )
 }}
 
@@ -13,6 +14,8 @@
 -- change_order wins, so a late change older than the stored one does not overwrite it. Deletes
 -- stay as rows with is_deleted = true, for ever unless the `cdc_delete_retention_days` var is set:
 -- then delete markers older than that are dropped (and a later change to such a row starts afresh).
+-- A keyless table's rows are identified by their image, and identical rows are one row here whose
+-- row_count is their number: inserts add one, deletes take one away, whatever their order.
 
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
 
@@ -33,6 +36,10 @@ new_latest as (
         max(landing_seq) over (
             partition by source_system, database_name, table_name, row_key
         ) as batch_landing_seq,
+        -- what the batch adds to the number of identical keyless rows
+        sum({{ keyless_row_delta('new_changes') }}) over (
+            partition by source_system, database_name, table_name, row_key
+        ) as batch_row_count,
         row_number() over (
             partition by source_system, database_name, table_name, row_key
             order by change_order desc, change_id desc
@@ -57,6 +64,8 @@ candidates as (
         change_order,
         change_id,
         column_types,
+        is_keyless,
+        batch_row_count as row_count,
         batch_landing_seq as last_landing_seq
     from new_latest
     where recency = 1
@@ -78,6 +87,8 @@ candidates as (
             existing.change_order,
             existing.change_id,
             existing.column_types,
+            coalesce(existing.is_keyless, false) as is_keyless,
+            coalesce(existing.row_count, if(existing.is_deleted, 0, 1)) as row_count,
             existing.last_landing_seq
         from {{ this }} as existing
         left semi join new_latest
@@ -97,6 +108,9 @@ ranked as (
         max(last_landing_seq) over (
             partition by source_system, database_name, table_name, row_key
         ) as newest_landing_seq,
+        sum(row_count) over (
+            partition by source_system, database_name, table_name, row_key
+        ) as net_row_count,
         row_number() over (
             partition by source_system, database_name, table_name, row_key
             order by change_order desc, change_id desc
@@ -115,12 +129,14 @@ final as (
         row_key,
         primary_key,
         image,
-        is_deleted,
+        if(is_keyless, net_row_count <= 0, is_deleted) as is_deleted,
         op,
         commit_ts,
         change_order,
         change_id,
         column_types,
+        is_keyless,
+        case when not is_keyless then if(is_deleted, 0, 1) else net_row_count end as row_count,
         newest_landing_seq as last_landing_seq
     from ranked
     where recency = 1

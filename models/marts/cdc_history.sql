@@ -6,6 +6,7 @@
         merge_delete_flag='is_removed',
         tblproperties=cdc_merge_on_read(),
         partition_by=['is_current'],
+        on_schema_change='append_new_columns',
     )
 }}
 
@@ -17,6 +18,8 @@
 -- * late keys (a new change is ordered before a built one): the key's whole history is rebuilt
 --   from the change log, so a late change re-slices exactly that key, and versions the rebuild
 --   no longer produces are removed.
+-- A keyless table's rows are identified by their image; a version of such a row holds how many
+-- identical rows exist (row_count), and every change of that number closes it and opens the next.
 -- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_current:
 -- the open versions every run reads sit apart from the closed ones, which grow with history.
 
@@ -97,7 +100,9 @@ touched_keys as (
             existing.source_format,
             existing.primary_key,
             existing.op,
-            existing.image as after,
+            existing.image,
+            coalesce(existing.is_keyless, false) as is_keyless,
+            coalesce(existing.row_count, 1) as row_delta,
             existing.change_order,
             existing.version_id as change_id,
             existing.valid_from as commit_ts,
@@ -118,7 +123,9 @@ touched_keys as (
             new_changes.source_format,
             new_changes.primary_key,
             new_changes.op,
-            new_changes.after,
+            {{ history_image('new_changes') }} as image,
+            new_changes.is_keyless,
+            {{ keyless_row_delta('new_changes') }} as row_delta,
             new_changes.change_order,
             new_changes.change_id,
             new_changes.commit_ts,
@@ -150,7 +157,9 @@ replayed_changes as (
         changes.source_format,
         changes.primary_key,
         changes.op,
-        changes.after,
+        {{ history_image('changes') }} as image,
+        changes.is_keyless,
+        {{ keyless_row_delta('changes') }} as row_delta,
         changes.change_order,
         changes.change_id,
         changes.commit_ts,
@@ -175,12 +184,31 @@ key_changes as (
 
 ),
 
+counted as (
+
+    -- how many rows the key stands for after each change: one or none for a keyed row, the
+    -- running number of identical rows for a keyless one
+    select
+        *,
+        case
+            when is_keyless then sum(row_delta) over (
+                partition by {{ key_columns }}
+                order by change_order, change_id
+                rows between unbounded preceding and current row
+            )
+            when op = 'd' then 0
+            else 1
+        end as row_count
+    from key_changes
+
+),
+
 sequenced as (
 
     select
         *,
-        lag(op) over by_key as previous_op,
-        lag(after) over by_key as previous_after,
+        lag(row_count) over by_key as previous_row_count,
+        lag(image) over by_key as previous_image,
         -- binlog event times can step back; validity never does. An open version keeps its start.
         case
             when is_open_version then commit_ts
@@ -193,22 +221,24 @@ sequenced as (
                 floor_ts
             )
         end as effective_ts
-    from key_changes
+    from counted
     window by_key as (partition by {{ key_columns }} order by change_order, change_id)
 
 ),
 
 significant as (
 
-    -- changes that alter the row: not an update to an identical image (unless the
-    -- `cdc_keep_noop_updates` var says so), not a delete of a row that is already gone
+    -- changes that alter the row: not a delete of a row that is already gone, not an update to an
+    -- identical image (unless the `cdc_keep_noop_updates` var says so)
     select *
     from sequenced
     where is_open_version or not (
-        op = 'd' and (previous_op is null or previous_op = 'd')
+        (row_count <= 0 and coalesce(previous_row_count, 0) <= 0)
         {%- if not var('cdc_keep_noop_updates', false) %}
-            or op != 'd' and previous_op is not null and previous_op != 'd'
-            and {{ same_image('after', 'previous_after') }}
+            or (
+                row_count > 0 and previous_row_count = row_count
+                and {{ same_image('image', 'previous_image') }}
+            )
         {%- endif %}
     )
 
@@ -219,7 +249,7 @@ versions as (
     select
         *,
         lead(effective_ts) over by_key as closed_ts,
-        lead(op) over by_key as closing_op,
+        lead(row_count) over by_key as closing_row_count,
         lead(change_id) over by_key as closing_change_id
     from significant
     window by_key as (partition by {{ key_columns }} order by change_order, change_id)
@@ -233,18 +263,20 @@ final as (
         source_format,
         {{ keys | join(',\n        ') }},
         primary_key,
-        after as image,
+        image,
         effective_ts as valid_from,
         closed_ts as valid_to,
-        closing_op is null as is_current,
+        closing_change_id is null as is_current,
         op,
         change_id,
         change_order,
-        coalesce(closing_op = 'd', false) as closed_by_delete,
+        coalesce(closing_row_count <= 0, false) as closed_by_delete,
         closing_change_id,
+        is_keyless,
+        row_count,
         batch_landing_seq as last_landing_seq
     from versions
-    where op != 'd'
+    where row_count > 0
 
 )
 
@@ -274,6 +306,8 @@ final as (
         null as change_order,
         null as closed_by_delete,
         null as closing_change_id,
+        null as is_keyless,
+        null as row_count,
         null as last_landing_seq,
         true as is_removed
     from {{ this }} as existing

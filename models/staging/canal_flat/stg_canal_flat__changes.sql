@@ -29,7 +29,7 @@ rows as (
         messages.msg.old[r.row_index] as raw_old,
         {{ canonical_mysql_image('r.data_row', 'messages.msg.mysqlType') }} as row_data,
         {{ canonical_mysql_image('messages.msg.old[r.row_index]', 'messages.msg.mysqlType') }} as row_old,
-        array_distinct(messages.msg.pkNames) as key_columns,
+        {{ table_key_columns('messages.msg.pkNames', 'messages.msg.database', 'messages.msg.`table`') }} as key_columns,
         case upper(messages.msg.type)
             when 'INSERT' then 'c'
             when 'UPDATE' then 'u'
@@ -67,7 +67,7 @@ final as (
         msg.`table` as table_name,
         op,
         key_columns,
-        {{ row_key('row_data', 'key_columns') }} as row_key,
+        {{ row_identity('row_data', 'key_columns') }} as row_key,
         map_filter(row_data, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before_image as before,
         after_image as after,
@@ -84,7 +84,7 @@ final as (
         row_index as row_in_message,
         landing_seq,
         {{ change_id(["'canal_flat'", topic_source_system('kafka_topic'), 'msg.database', 'msg.`table`',
-                      'msg.es', 'msg.id', 'row_index', row_key('row_data', 'key_columns'), 'op',
+                      'msg.es', 'msg.id', 'row_index', row_identity('row_data', 'key_columns'), 'op',
                       'to_json(array_sort(map_entries(raw_data)))',
                       'to_json(array_sort(map_entries(raw_old)))']) }} as change_id
     from images

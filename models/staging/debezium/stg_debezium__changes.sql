@@ -25,6 +25,31 @@ positioned as (
 
 ),
 
+identified as (
+
+    select
+        *,
+        -- where the position does not tell changes apart, their content does: embedded engines
+        -- (Flink CDC) write `file: ""`, `pos: 0`, `row: 0` on every record, and snapshot rows share
+        -- one position. Identical rows of a keyless table read by a snapshot differ only in
+        -- their Kafka coordinates.
+        case
+            when is_snapshot and size(key_columns) = 0
+                then concat_ws(':', kafka_topic, kafka_partition, kafka_offset)
+            when
+                is_snapshot
+                or (coalesce(msg.source.file, '') = '' and coalesce(msg.source.pos, 0) = 0 and msg.source.lsn is null)
+                then to_json(struct(
+                    msg.ts_ms,
+                    msg.source.ts_ms,
+                    array_sort(map_entries(before_image)) as before_image,
+                    array_sort(map_entries(after_image)) as after_image
+                ))
+        end as content_identity
+    from positioned
+
+),
+
 final as (
 
     select
@@ -34,7 +59,7 @@ final as (
         table_name,
         op,
         key_columns,
-        {{ row_key('key_image', 'key_columns') }} as row_key,
+        {{ row_identity('key_image', 'key_columns') }} as row_key,
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         case when op in ('u', 'd') then before_image end as before,
         case when op != 'd' then after_image end as after,
@@ -60,8 +85,8 @@ final as (
         landing_seq,
         {{ change_id(["'debezium'", 'source_system', 'database_name', 'table_name', 'msg.source.file',
                       'msg.source.pos', 'msg.source.lsn', 'msg.source.row', 'is_snapshot', 'op',
-                      row_key('key_image', 'key_columns')]) }} as change_id
-    from positioned
+                      row_identity('key_image', 'key_columns'), 'content_identity']) }} as change_id
+    from identified
 
 )
 

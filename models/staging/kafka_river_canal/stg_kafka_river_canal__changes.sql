@@ -36,7 +36,7 @@ changes as (
         end as before_image,
         case when op != 'd' then row_image end as after_image,
         {{ topic_source_system('kafka_topic') }} as source_system,
-        {{ row_key('row_image', 'key_columns') }} as row_key_text
+        {{ row_identity('row_image', 'key_columns') }} as row_key_text
     from images
 
 ),

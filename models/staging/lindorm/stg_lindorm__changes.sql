@@ -36,7 +36,7 @@ final as (
         table_name,
         op,
         key_columns,
-        {{ row_key('key_image', 'key_columns') }} as row_key,
+        {{ row_identity('key_image', 'key_columns') }} as row_key,
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before,
         after,

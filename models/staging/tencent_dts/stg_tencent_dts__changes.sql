@@ -45,7 +45,7 @@ keyed as (
 
     select
         *,
-        {{ row_key('key_image', 'key_columns') }} as row_key_text
+        {{ row_identity('key_image', 'key_columns') }} as row_key_text
     from changes
 
 ),

@@ -54,6 +54,22 @@ exploded as (
 
 ),
 
+keyed as (
+
+    select
+        *,
+        -- the first key column without a value in any row of the message
+        element_at(filter(
+            transform(
+                msg.data,
+                r -> {{ missing_key_column('r', table_key_columns('msg.pkNames', 'msg.database', 'msg.`table`')) }}
+            ),
+            c -> c is not null
+        ), 1) as missing_key_column
+    from exploded
+
+),
+
 classified as (
 
     select
@@ -68,11 +84,10 @@ classified as (
                 then
                     case
                         when msg.database is null or msg.table is null then 'DML without database or table'
-                        when size(coalesce(msg.pkNames, array())) = 0 then 'DML without primary key (pkNames)'
                         when size(msg.data) = 0 then 'DML without rows'
                         when msg.es is null then 'DML without execute time (es)'
-                        when not forall(msg.data, r -> {{ key_is_complete('r', 'msg.pkNames') }})
-                            then 'key column missing from the row image'
+                        when missing_key_column is not null
+                            then {{ missing_key_reason('missing_key_column', 'msg.database', 'msg.`table`') }}
                         when
                             upper(msg.type) = 'UPDATE' and msg.old is not null
                             and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'
@@ -80,7 +95,7 @@ classified as (
             when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT') then null
             else concat('unknown type: ', coalesce(msg.type, '<missing>'))
         end as reject_reason
-    from exploded
+    from keyed
 
 ),
 

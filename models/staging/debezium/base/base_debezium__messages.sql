@@ -101,10 +101,7 @@ keyed as (
     select
         *,
         case when payload.op = 'd' then before_image else after_image end as key_image,
-        coalesce(
-            {{ kafka_key_columns('key_map') }},
-            {{ configured_primary_keys('database_name', 'table_name') }}
-        ) as key_columns,
+        {{ table_key_columns(kafka_key_columns('key_map'), 'database_name', 'table_name') }} as key_columns,
         -- the first column whose value was sent but does not decode
         {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
             as undecodable_column
@@ -146,9 +143,12 @@ classified as (
                     'undecodable value in column ', undecodable_column, ' (',
                     coalesce(field_schemas[undecodable_column].name, field_schemas[undecodable_column].type), ')'
                 )
-            when key_columns is null or size(key_columns) = 0
-                then 'no primary key: no Kafka key, and var cdc_primary_keys does not list the table'
-            when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'
+            when {{ kafka_key_unreadable('kafka_key', 'key_map', 'key_columns') }}
+                then {{ kafka_key_unreadable_reason() }}
+            when {{ missing_key_column('key_image', 'key_columns') }} is not null
+                then {{ missing_key_reason(
+                    missing_key_column('key_image', 'key_columns'), 'database_name', 'table_name'
+                ) }}
         end as reject_reason
     from keyed
 

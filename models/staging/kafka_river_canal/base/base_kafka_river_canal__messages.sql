@@ -38,7 +38,7 @@ columns_read as (
     select
         *,
         lower(trim(msg.event)) as event,
-        array_distinct(msg.keys) as key_columns,
+        {{ table_key_columns('msg.keys', 'msg.db', 'msg.`table`') }} as key_columns,
         transform(msg.columns, c -> c.n) as column_names,
         {{ binlog_position('msg.binlog') }} as binlog_position
     from parsed
@@ -88,9 +88,8 @@ classified as (
             when msg.db is null or msg.`table` is null then 'DML without database or table'
             when size(coalesce(msg.columns, array())) = 0 then 'DML without columns'
             when not columns_well_formed then 'column without a name or named twice'
-            when size(coalesce(key_columns, array())) = 0 then 'DML without primary key (keys)'
-            when not {{ key_is_complete('row_values', 'key_columns') }}
-                then 'key column missing from the row image'
+            when {{ missing_key_column('row_values', 'key_columns') }} is not null
+                then {{ missing_key_reason(missing_key_column('row_values', 'key_columns'), 'msg.db', 'msg.`table`') }}
             when binlog_position.file_no is null or binlog_position.pos is null
                 then concat('unreadable binlog position: ', coalesce(msg.binlog, '<missing>'))
             when msg.time is null then 'DML without commit time (time)'

@@ -94,11 +94,10 @@ keyed as (
     select
         *,
         case when payload.op = 'd' then before_image else after_image end as key_image,
-        coalesce(
-            {{ kafka_key_columns('key_map') }},
-            case when is_hbase then array('ROW') end,
-            {{ configured_primary_keys('payload.source.namespace', 'payload.source.`table`') }}
-        ) as key_columns,
+        {{ table_key_columns(
+            "coalesce(" ~ kafka_key_columns('key_map') ~ ", case when is_hbase then array('ROW') end)",
+            'payload.source.namespace', 'payload.source.`table`'
+        ) }} as key_columns,
         {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
             as undecodable_column
     from split
@@ -136,9 +135,12 @@ classified as (
                         ), ')')
                     )
                 )
-            when key_columns is null or size(key_columns) = 0
-                then 'no primary key: no Kafka key, no ROW column, and var cdc_primary_keys does not list the table'
-            when not {{ key_is_complete('key_image', 'key_columns') }} then 'key column missing from the row image'
+            when {{ kafka_key_unreadable('kafka_key', 'key_map', 'key_columns') }}
+                then {{ kafka_key_unreadable_reason() }}
+            when {{ missing_key_column('key_image', 'key_columns') }} is not null
+                then {{ missing_key_reason(
+                    missing_key_column('key_image', 'key_columns'), 'payload.source.namespace', 'payload.source.`table`'
+                ) }}
         end as reject_reason
     from keyed
 

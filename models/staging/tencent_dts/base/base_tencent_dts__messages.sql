@@ -48,10 +48,11 @@ records as (
             case when msg.objectName like '%.%' then substr(msg.objectName, instr(msg.objectName, '.') + 1) end
         ) as table_name,
         transform(msg.columns, c -> c.name) as column_names,
-        case
-            when size(coalesce(msg.pkNames, array())) > 0 then array_distinct(msg.pkNames)
-            else transform(filter(msg.columns, c -> coalesce(c.isKey, false)), c -> c.name)
-        end as key_columns,
+        {{ table_key_columns(
+            "coalesce(nullif(msg.pkNames, array()), transform(filter(msg.columns, c -> coalesce(c.isKey, false)), c -> c.name))",
+            "coalesce(msg.schemaName, case when msg.objectName like '%.%' then substring_index(msg.objectName, '.', 1) end)",
+            "coalesce(msg.tableName, case when msg.objectName like '%.%' then substr(msg.objectName, instr(msg.objectName, '.') + 1) end)"
+        ) }} as key_columns,
         {{ binlog_position('msg.position') }} as binlog_position,
         try_cast(msg.id as bigint) as record_id
     from parsed
@@ -114,9 +115,10 @@ classified as (
                         then 'newColumns missing, unreadable or not aligned with columns'
                     when message_type != 'INSERT' and old_values is null
                         then 'oldColumns missing, unreadable or not aligned with columns'
-                    when size(key_columns) = 0 then 'DML without primary key (pkNames or columns[].isKey)'
-                    when not {{ key_is_complete('key_values', 'key_columns') }}
-                        then 'key column missing from the row image'
+                    when {{ missing_key_column('key_values', 'key_columns') }} is not null
+                        then {{ missing_key_reason(
+                            missing_key_column('key_values', 'key_columns'), 'database_name', 'table_name'
+                        ) }}
                     when binlog_position.file_no is null or binlog_position.pos is null
                         then concat('unreadable position: ', coalesce(msg.position, '<missing>'))
                     when msg.timestamp is null then 'DML without timestamp'
