@@ -5,7 +5,6 @@
         unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
         merge_delete_flag='is_removed',
         tblproperties=cdc_merge_on_read(),
-        on_schema_change='append_new_columns',
     )
 }}
 

@@ -6,7 +6,6 @@
         merge_delete_flag='is_removed',
         tblproperties=cdc_merge_on_read(),
         partition_by=['is_current'],
-        on_schema_change='append_new_columns',
     )
 }}
 
