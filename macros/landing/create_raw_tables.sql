@@ -9,7 +9,8 @@
                 "create table if not exists " ~ raw_schema() ~ ".raw_" ~ fmt ~ " ("
                 ~ "kafka_topic string not null, kafka_partition int not null, "
                 ~ "kafka_offset bigint not null, kafka_timestamp timestamp, kafka_key string, "
-                ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null"
+                ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null, "
+                ~ "kafka_headers array<struct<key: string, value: string>>"
                 ~ ") using iceberg tblproperties ('format-version' = '2')"
             ) -%}
         {%- endfor -%}

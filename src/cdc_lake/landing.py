@@ -1,12 +1,20 @@
-"""Land Kafka records (the JSON lines `kcat -C -J` prints) into the raw Iceberg table of a format.
+"""Land Kafka records into the raw Iceberg table of a format: from `kcat -C -J` dumps (here) or
+straight from a broker (`cdc_lake.consume`), through one write path (`merge_batch`).
 
 Landing is append-only and idempotent on (topic, partition, offset): a record already in the table is
-never written again, so an at-least-once re-delivery of a whole topic changes nothing. Lines that are
-not a Kafka record (not JSON, no offset, ...) are reported with their line numbers and not landed.
+never written again, so an at-least-once re-delivery of a whole topic changes nothing; of one
+offset sent twice in one batch, the first wins. Lines that are not a Kafka record (not JSON, no
+offset, ...) are reported with their line numbers and not landed.
+
+The landing cursor: every landing commit gets a `landing_seq` larger than that of every commit
+before it, taken under the lake's landing lock (`landing_sequence`) and held until the commit is
+done. A build reads `landing_seq` above the highest one it has seen, so a landing that commits
+while a build runs is read by the next build, however many landers run at once.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -14,21 +22,27 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from cdc_lake.env import lake_dir
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["FORMATS", "LandingReport", "land", "land_over_thrift", "raw_table", "sql_string"]
+__all__ = [
+    "FORMATS", "LandingReport", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql", "raw_table",
+    "sql_string",
+]
 
 FORMATS = ("kafka_river_canal", "debezium", "canal_flat", "tencent_dts", "lindorm")
 PROGRESS_EVERY = 100_000
 
-# The raw table of every format. `landing_seq` numbers landing runs in increasing order: the
+# The raw table of every format (the dbt macro create_raw_tables reads the same columns from
+# macros/landing/raw_columns.sql). `landing_seq` numbers landing commits in commit order: the
 # staging models read only records with a landing_seq above the one they last processed.
 RAW_COLUMNS = """
     kafka_topic string not null,
@@ -38,11 +52,12 @@ RAW_COLUMNS = """
     kafka_key string,
     kafka_value string,
     landed_at timestamp not null,
-    landing_seq bigint not null
+    landing_seq bigint not null,
+    kafka_headers array<struct<key: string, value: string>>
 """
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
-    "kafka_key string, kafka_value string"
+    "kafka_key string, kafka_value string, kafka_headers array<struct<key: string, value: string>>"
 )
 
 
@@ -119,6 +134,14 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
     if not _is_int(obj.get("offset")) or obj["offset"] < 0:
         raise ValueError("missing or invalid offset")
     ts = obj.get("ts")
+    headers = obj.get("headers")
+    # kcat -J prints headers as a flat list: key, value, key, value, ...
+    if isinstance(headers, list) and len(headers) % 2 == 0:
+        header_pairs = [
+            {"key": _as_text(k), "value": _as_text(v)} for k, v in zip(headers[::2], headers[1::2], strict=True)
+        ]
+    else:
+        header_pairs = None
     return {
         "kafka_topic": _as_text(obj["topic"]),
         "kafka_partition": obj["partition"],
@@ -126,6 +149,7 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
         "kafka_timestamp_ms": ts if _is_int(ts) else None,
         "kafka_key": _as_text(obj.get("key")),
         "kafka_value": _as_text(obj.get("payload")),
+        "kafka_headers": header_pairs,
     }
 
 
@@ -171,6 +195,7 @@ def read_records(
                     "kafka_timestamp_ms": None,
                     "kafka_key": None,
                     "kafka_value": _as_text(text),
+                    "kafka_headers": None,
                 }
             else:
                 try:
@@ -182,12 +207,110 @@ def read_records(
             yield record
 
 
-def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
-    spark.sql(f"create database if not exists {quote_identifier(raw_schema())}")
-    spark.sql(
+def raw_table_ddl(fmt: str) -> list[str]:
+    """Statements that create the raw table of `fmt` if missing and add columns it lacks (a lake
+    landed before `kafka_headers` existed gets the column, null for the records already there)."""
+    return [
+        f"create database if not exists {quote_identifier(raw_schema())}",
         f"create table if not exists {raw_table(fmt)} ({RAW_COLUMNS}) using iceberg "
-        "tblproperties ('format-version' = '2')"
-    )
+        "tblproperties ('format-version' = '2')",
+    ]
+
+
+def _add_missing_columns(spark: SparkSession, fmt: str) -> None:
+    present = {f.name for f in spark.table(raw_table(fmt)).schema.fields}
+    if "kafka_headers" not in present:
+        spark.sql(
+            f"alter table {raw_table(fmt)} add column kafka_headers array<struct<key: string, value: string>>"
+        )
+
+
+def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
+    for statement in raw_table_ddl(fmt):
+        spark.sql(statement)
+    _add_missing_columns(spark, fmt)
+
+
+@contextmanager
+def landing_sequence() -> Iterator[int]:
+    """Hold the lake's landing lock and give a `landing_seq` larger than every one given before.
+
+    The caller commits its records inside the `with` block: a landing whose commit is still under
+    way holds the lock, so no later sequence number can be committed before it. The lock is a
+    `flock` on `$CDC_LAKE_DIR/landing.lock` (one per open file, so threads of one process wait
+    for each other too); the file remembers the last number given. It serialises the landers of
+    one machine: landers on several machines need a lake each, or one consumer job (`consume`).
+    """
+    path = lake_dir() / "landing.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="ascii") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            handle.seek(0)
+            text = handle.read().strip()
+            last = int(text) if text.isdigit() else 0
+            sequence = max(time.time_ns() // 1000, last + 1)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(sequence))
+            handle.flush()
+            yield sequence
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int) -> str:
+    """The one statement that lands a batch: the MERGE every landing path runs.
+
+    `batch` is a relation with kafka_topic, kafka_partition, kafka_offset, kafka_timestamp,
+    kafka_key, kafka_value, kafka_headers and batch_order; of one (topic, partition, offset) the
+    row with the lowest batch_order wins, and a record already in `table` is not written again.
+    `lo`/`hi` bound the batch's offsets so Iceberg skips data files that cannot hold them. One
+    MERGE is one Iceberg commit: a build sees all of a batch or none of it.
+    """
+    return f"""
+        merge into {table} as t
+        using (
+            select
+                kafka_topic,
+                kafka_partition,
+                kafka_offset,
+                kafka_timestamp,
+                kafka_key,
+                kafka_value,
+                current_timestamp() as landed_at,
+                cast({int(landing_seq)} as bigint) as landing_seq,
+                kafka_headers
+            from (
+                select
+                    *,
+                    row_number() over (
+                        partition by kafka_topic, kafka_partition, kafka_offset order by batch_order
+                    ) as occurrence
+                from {batch}
+            )
+            where occurrence = 1
+        ) as s
+        on t.kafka_topic = s.kafka_topic
+            and t.kafka_partition = s.kafka_partition
+            and t.kafka_offset = s.kafka_offset
+            and t.kafka_offset between {int(lo)} and {int(hi)}
+        when not matched then insert *
+    """
+
+
+def merge_batch(spark: SparkSession, fmt: str, batch_view: str) -> int:
+    """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
+    how many records were new."""
+    table = raw_table(fmt)
+    bounds = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
+    if bounds is None or bounds.lo is None:
+        return 0
+    with landing_sequence() as landing_seq:
+        spark.sql(merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi))
+    # rows of this commit: the landing sequence is the commit's own
+    row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
+    return int(row.n) if row is not None else 0
 
 
 def land(
@@ -204,7 +327,6 @@ def land(
 
     report = LandingReport(fmt)
     started = time.monotonic()
-    table = raw_table(fmt)
     ensure_raw_table(spark, fmt)
     with tempfile.TemporaryDirectory(prefix="cdc_lake_land_") as tmp:
         batch_file = Path(tmp) / "batch.jsonl"
@@ -212,13 +334,10 @@ def land(
             for record in read_records(paths, report, raw_values, topic, partition, progress):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         if report.records_valid:
-            # Later landing runs get larger numbers; staging reads above its watermark.
-            landing_seq = time.time_ns() // 1000
             batch = (
                 spark.read.schema(_BATCH_SCHEMA)
                 .option("mode", "FAILFAST")
                 .json(str(batch_file))
-                .dropDuplicates(["kafka_topic", "kafka_partition", "kafka_offset"])
                 .select(
                     "kafka_topic",
                     "kafka_partition",
@@ -226,29 +345,15 @@ def land(
                     F.timestamp_millis("kafka_timestamp_ms").alias("kafka_timestamp"),
                     "kafka_key",
                     "kafka_value",
-                    F.current_timestamp().alias("landed_at"),
-                    F.lit(landing_seq).cast("bigint").alias("landing_seq"),
+                    "kafka_headers",
+                    # file order: one file read in order keeps its lines' order in these ids
+                    F.monotonically_increasing_id().alias("batch_order"),
                 )
             )
-            batch.createOrReplaceTempView("cdc_lake_landing_batch")
-            bounds = spark.sql(
-                "select min(kafka_offset) as lo, max(kafka_offset) as hi from cdc_lake_landing_batch"
-            ).first()
-            before = spark.table(table).count()
-            # The offset range in ON lets Iceberg skip data files that cannot hold these offsets.
-            spark.sql(
-                f"""
-                merge into {table} as t
-                using cdc_lake_landing_batch as s
-                on t.kafka_topic = s.kafka_topic
-                    and t.kafka_partition = s.kafka_partition
-                    and t.kafka_offset = s.kafka_offset
-                    and t.kafka_offset between {bounds.lo} and {bounds.hi}
-                when not matched then insert *
-                """
-            )
-            report.records_landed = spark.table(table).count() - before
-            spark.catalog.dropTempView("cdc_lake_landing_batch")
+            view = f"cdc_lake_landing_{fmt}"
+            batch.createOrReplaceTempView(view)
+            report.records_landed = merge_batch(spark, fmt, view)
+            spark.catalog.dropTempView(view)
     report.seconds = time.monotonic() - started
     return report
 
@@ -264,13 +369,24 @@ def land(
 
 _STAGING_COLUMNS = (
     "line_no bigint, kafka_topic string, kafka_partition int, kafka_offset bigint, "
-    "kafka_timestamp_ms bigint, kafka_key string, kafka_value string"
+    "kafka_timestamp_ms bigint, kafka_key string, kafka_value string, "
+    "kafka_headers array<struct<key: string, value: string>>"
 )
 THRIFT_BATCH_ROWS = 2000
 THRIFT_BATCH_BYTES = 4 * 1024 * 1024
 
 def _sql_int(value: int | None) -> str:
     return "null" if value is None else str(int(value))
+
+
+def _sql_headers(headers: list[dict[str, str | None]] | None) -> str:
+    if headers is None:
+        return "cast(null as array<struct<key: string, value: string>>)"
+    if not headers:
+        return "cast(array() as array<struct<key: string, value: string>>)"
+    pairs = ", ".join(f"named_struct('key', {sql_string(h['key'])}, 'value', {sql_string(h['value'])})"
+                      for h in headers)
+    return f"array({pairs})"
 
 
 def land_over_thrift(
@@ -288,14 +404,12 @@ def land_over_thrift(
     report = LandingReport(fmt)
     started = time.monotonic()
     table = raw_table(fmt)
-    cursor.execute(f"create database if not exists {quote_identifier(raw_schema())}")
-    cursor.execute(
-        f"create table if not exists {table} ({RAW_COLUMNS}) using iceberg "
-        "tblproperties ('format-version' = '2')"
-    )
-    # Later landing runs get larger numbers; staging reads above its watermark.
-    landing_seq = time.time_ns() // 1000
-    staging = qualified_name(raw_schema(), f"landing_{fmt}_{landing_seq}")
+    for statement in raw_table_ddl(fmt):
+        cursor.execute(statement)
+    cursor.execute(f"describe {table}")
+    if "kafka_headers" not in {str(row[0]) for row in cursor.fetchall()}:
+        cursor.execute(f"alter table {table} add column kafka_headers array<struct<key: string, value: string>>")
+    staging = qualified_name(raw_schema(), f"landing_{fmt}_{time.time_ns() // 1000}")
     cursor.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
     try:
         rows: list[str] = []
@@ -313,7 +427,8 @@ def land_over_thrift(
             row = (
                 f"({line_no}, {sql_string(record['kafka_topic'])}, {_sql_int(record['kafka_partition'])}, "
                 f"{_sql_int(record['kafka_offset'])}, {_sql_int(record['kafka_timestamp_ms'])}, "
-                f"{sql_string(record['kafka_key'])}, {sql_string(record['kafka_value'])})"
+                f"{sql_string(record['kafka_key'])}, {sql_string(record['kafka_value'])}, "
+                f"{_sql_headers(record['kafka_headers'])})"
             )
             rows.append(row)
             size += len(row)
@@ -323,41 +438,16 @@ def land_over_thrift(
         if report.records_valid:
             cursor.execute(f"select min(kafka_offset), max(kafka_offset) from {staging}")
             lo, hi = cursor.fetchall()[0]
-            cursor.execute(f"select count(*) from {table}")
-            before = int(cursor.fetchall()[0][0])
-            # First occurrence of a (topic, partition, offset) in the files wins, as in `land`.
-            cursor.execute(
-                f"""
-                merge into {table} as t
-                using (
-                    select
-                        kafka_topic,
-                        kafka_partition,
-                        kafka_offset,
-                        timestamp_millis(kafka_timestamp_ms) as kafka_timestamp,
-                        kafka_key,
-                        kafka_value,
-                        current_timestamp() as landed_at,
-                        cast({landing_seq} as bigint) as landing_seq
-                    from (
-                        select
-                            *,
-                            row_number() over (
-                                partition by kafka_topic, kafka_partition, kafka_offset order by line_no
-                            ) as occurrence
-                        from {staging}
-                    )
-                    where occurrence = 1
-                ) as s
-                on t.kafka_topic = s.kafka_topic
-                    and t.kafka_partition = s.kafka_partition
-                    and t.kafka_offset = s.kafka_offset
-                    and t.kafka_offset between {lo} and {hi}
-                when not matched then insert *
-                """
-            )
-            cursor.execute(f"select count(*) from {table}")
-            report.records_landed = int(cursor.fetchall()[0][0]) - before
+            batch = f"""(
+                select
+                    kafka_topic, kafka_partition, kafka_offset, timestamp_millis(kafka_timestamp_ms) as kafka_timestamp,
+                    kafka_key, kafka_value, kafka_headers, line_no as batch_order
+                from {staging}
+            )"""
+            with landing_sequence() as landing_seq:
+                cursor.execute(merge_batch_sql(table, batch, landing_seq, lo, hi))
+            cursor.execute(f"select count(*) from {table} where landing_seq = {landing_seq}")
+            report.records_landed = int(cursor.fetchall()[0][0])
     finally:
         cursor.execute(f"drop table if exists {staging}")
     report.seconds = time.monotonic() - started
