@@ -1,6 +1,7 @@
 {% macro create_raw_tables() %}
     {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
-        works. Columns match src/cdc_lake/landing.py (RAW_COLUMNS), which writes these tables.
+        works. Columns match src/cdc_lake/landing.py (RAW_COLUMNS), which writes these tables, and
+        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them).
         Runs as an on-run-start hook; each statement is sent on its own. -#}
     {%- if execute -%}
         {%- do run_query("create database if not exists " ~ raw_schema()) -%}
@@ -14,5 +15,10 @@
                 ~ ") using iceberg tblproperties ('format-version' = '2')"
             ) -%}
         {%- endfor -%}
+        {%- do run_query(
+            "create table if not exists " ~ raw_schema() ~ ".kafka_end_offsets ("
+            ~ "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
+            ~ "observed_at timestamp not null) using iceberg"
+        ) -%}
     {%- endif -%}
 {% endmacro %}

@@ -47,6 +47,56 @@ def _land(args: argparse.Namespace) -> int:
     return EXIT_BAD_LINES if report.bad_lines else 0
 
 
+def _consume(args: argparse.Namespace) -> int:
+    import json as json_module
+    from pathlib import Path
+
+    from cdc_lake.consume import DEFAULT_CONFIG, ConsumeError, ConsumeSettings, TopicRule, consume, load_rules
+
+    bootstrap = args.bootstrap_servers or os.environ.get("CDC_LAKE_KAFKA_BOOTSTRAP")
+    if not bootstrap:
+        from cdc_lake import kafka_broker
+
+        bootstrap = kafka_broker.running_bootstrap()
+    if not bootstrap:
+        print("no broker: give --bootstrap-servers, set CDC_LAKE_KAFKA_BOOTSTRAP, or `cdc-lake kafka start`",
+              file=sys.stderr)
+        return 2
+    try:
+        if args.topic or args.pattern:
+            if not args.format:
+                raise ConsumeError("--topic/--pattern need --format")
+            rules = [TopicRule(args.format, list(args.topic or []), list(args.pattern or []))]
+        else:
+            rules = load_rules(Path(args.config) if args.config else DEFAULT_CONFIG)
+        options = json_module.loads(os.environ.get("CDC_LAKE_KAFKA_OPTIONS", "{}"))
+        for option in args.kafka_option or []:
+            key, sep, value = option.partition("=")
+            if not sep:
+                raise ConsumeError(f"--kafka-option {option!r}: expected KEY=VALUE")
+            options[key] = value
+        settings = ConsumeSettings(
+            bootstrap_servers=bootstrap,
+            rules=rules,
+            follow=args.follow,
+            trigger_seconds=args.trigger_seconds,
+            starting_offsets=args.starting_offsets,
+            max_offsets_per_trigger=args.max_offsets_per_trigger,
+            kafka_options=options,
+        )
+        from cdc_lake.spark import get_spark
+
+        began = time.monotonic()
+        counts = consume(get_spark("cdc-lake consume"), settings)
+    except ConsumeError as exc:
+        print(f"consume: {exc}", file=sys.stderr)
+        return 1
+    seconds = time.monotonic() - began
+    for fmt, count in counts.items():
+        print(f"{fmt}: {count} records read in {seconds:.1f}s")
+    return 0
+
+
 def _cluster(args: argparse.Namespace) -> int:
     from cdc_lake import cluster
 
@@ -112,6 +162,33 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     land.set_defaults(func=_land)
+
+    consume = sub.add_parser(
+        "consume",
+        help="land Kafka topics from a broker into the raw tables (Spark Structured Streaming)",
+        description=(
+            "Land the topics of kafka_topics.yml (topic names or patterns -> format), or of --topic/"
+            "--pattern with --format, into the raw tables, exactly once: the offsets live in a "
+            "checkpoint under CDC_LAKE_DIR/checkpoints. By default lands what the broker holds at the "
+            "start, then stops (for a scheduler); --follow keeps running. Kafka consumer settings "
+            "(security.protocol, sasl.*, ...) pass through --kafka-option or the JSON object in "
+            "CDC_LAKE_KAFKA_OPTIONS (keep secrets in the environment)."
+        ),
+    )
+    consume.add_argument("--bootstrap-servers", help="default: $CDC_LAKE_KAFKA_BOOTSTRAP, else the local broker")
+    consume.add_argument("--config", help="topic file (default: kafka_topics.yml in the project)")
+    consume.add_argument("--topic", action="append", help="a topic name (repeatable); needs --format")
+    consume.add_argument("--pattern", action="append", help="a topic regex (repeatable); needs --format")
+    consume.add_argument("--format", choices=FORMATS, help="format of --topic/--pattern")
+    consume.add_argument("--follow", action="store_true", help="keep running, one batch per trigger interval")
+    consume.add_argument("--trigger-seconds", type=float, default=10.0, help="trigger interval with --follow")
+    consume.add_argument(
+        "--starting-offsets", default="earliest",
+        help="where a new checkpoint starts: earliest (default), latest, or Spark's JSON per partition",
+    )
+    consume.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per batch")
+    consume.add_argument("--kafka-option", action="append", metavar="KEY=VALUE", help="Kafka consumer setting")
+    consume.set_defaults(func=_consume)
 
     from cdc_lake.generator import add_subcommand as add_generate
 

@@ -1,0 +1,240 @@
+"""`cdc-lake consume`: land Kafka topics straight from a broker into the raw tables.
+
+One Spark Structured Streaming query per format reads that format's topics with Spark's Kafka
+source and lands every micro-batch through the same write path as `cdc-lake land`
+(`landing.merge_batch`: idempotent on topic/partition/offset, under the landing lock). Exactly
+once: the query's checkpoint (under `$CDC_LAKE_DIR/checkpoints/<format>`) remembers the offsets of
+every batch before it runs, and a batch run again after a crash finds its records already landed.
+
+Which topic is which format comes from a small YAML file (default `kafka_topics.yml` in the
+project) or from `--topic`/`--pattern` + `--format`. By default the query lands what the broker
+holds when it starts and stops (`availableNow`), for a scheduler; `--follow` keeps running.
+After every batch the broker's latest offsets are written to `<raw schema>.kafka_end_offsets`,
+which `cdc_lag` compares with what was landed (consumer lag).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import yaml
+
+from cdc_lake.env import PROJECT_DIR, lake_dir
+from cdc_lake.landing import FORMATS, ensure_raw_table, merge_batch, raw_schema
+from cdc_lake.sqltext import qualified_name, quote_identifier
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+DEFAULT_CONFIG = PROJECT_DIR / "kafka_topics.yml"
+END_OFFSETS_COLUMNS = (
+    "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
+    "observed_at timestamp not null"
+)
+
+
+class ConsumeError(Exception):
+    """A consume run that cannot start (bad config, no topics) or whose query failed."""
+
+
+@dataclass
+class TopicRule:
+    """Topics of one format: exact names and regular expressions (Java regex, whole name)."""
+
+    fmt: str
+    topics: list[str] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+
+    def subscribe_pattern(self) -> str:
+        """One pattern for Spark's `subscribePattern`: new topics that match are picked up."""
+        parts = [re.escape(t) for t in self.topics] + [f"(?:{p})" for p in self.patterns]
+        return "|".join(parts)
+
+
+def load_rules(path: Path) -> list[TopicRule]:
+    """Read the topic → format file: `topics: [{topic: NAME | pattern: REGEX, format: FORMAT}]`."""
+    if not path.exists():
+        raise ConsumeError(f"topic file {path} not found; give --topic/--pattern with --format, or create it")
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    entries = document.get("topics") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise ConsumeError(f"{path}: expected a list under `topics:`")
+    rules: dict[str, TopicRule] = {}
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or entry.get("format") not in FORMATS:
+            raise ConsumeError(f"{path}: entry {number} needs `format:` one of {', '.join(FORMATS)}")
+        rule = rules.setdefault(entry["format"], TopicRule(entry["format"]))
+        if isinstance(entry.get("topic"), str):
+            rule.topics.append(entry["topic"])
+        elif isinstance(entry.get("pattern"), str):
+            try:
+                re.compile(entry["pattern"])
+            except re.error as exc:
+                raise ConsumeError(f"{path}: entry {number}: bad pattern: {exc}") from None
+            rule.patterns.append(entry["pattern"])
+        else:
+            raise ConsumeError(f"{path}: entry {number} needs `topic:` or `pattern:`")
+    if not rules:
+        raise ConsumeError(f"{path}: no topics listed")
+    return list(rules.values())
+
+
+@dataclass
+class ConsumeSettings:
+    bootstrap_servers: str
+    rules: list[TopicRule]
+    follow: bool = False
+    trigger_seconds: float = 10.0
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = None
+    # passed through to the Kafka consumer, e.g. {"security.protocol": "SASL_SSL", "sasl.mechanism": ...}
+    kafka_options: Mapping[str, str] = field(default_factory=dict)
+    checkpoint_root: Path = field(default_factory=lambda: lake_dir() / "checkpoints")
+
+
+def end_offsets_table() -> str:
+    return qualified_name(raw_schema(), "kafka_end_offsets")
+
+
+def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule) -> DataFrame:
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", settings.bootstrap_servers)
+        .option("subscribePattern", rule.subscribe_pattern())
+        .option("startingOffsets", settings.starting_offsets)
+        .option("includeHeaders", "true")
+        # offsets deleted by retention before they were landed are skipped, not fatal: they show
+        # as an offset gap in cdc_reconciliation
+        .option("failOnDataLoss", "false")
+    )
+    if settings.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
+    for key, value in settings.kafka_options.items():
+        reader = reader.option(key if key.startswith("kafka.") else f"kafka.{key}", value)
+    return reader.load().selectExpr(
+        "topic as kafka_topic",
+        "partition as kafka_partition",
+        "offset as kafka_offset",
+        "timestamp as kafka_timestamp",
+        "cast(key as string) as kafka_key",
+        "cast(value as string) as kafka_value",
+        "transform(headers, h -> named_struct('key', h.key, 'value', cast(h.value as string))) as kafka_headers",
+        "cast(0 as bigint) as batch_order",
+    )
+
+
+def _land_batch(fmt: str) -> Callable[[DataFrame, int], None]:
+    """The foreachBatch callback of a format's query."""
+
+    def land(batch: DataFrame, batch_id: int) -> None:
+        view = f"cdc_lake_consume_{fmt}"
+        batch.createOrReplaceTempView(view)
+        try:
+            merge_batch(batch.sparkSession, fmt, view)
+        finally:
+            batch.sparkSession.catalog.dropTempView(view)
+
+    return land
+
+
+def _record_end_offsets(spark: SparkSession, queries: Sequence[StreamingQuery]) -> None:
+    """Write the latest offsets the queries saw on the broker (their last progress)."""
+    rows = []
+    for query in queries:
+        progress = query.lastProgress
+        for source in (progress or {}).get("sources", []):
+            latest = source.get("latestOffset")
+            if isinstance(latest, str):
+                latest = json.loads(latest)
+            for topic, partitions in (latest or {}).items():
+                for partition, offset in partitions.items():
+                    rows.append((topic, int(partition), int(offset)))
+    if not rows:
+        return
+    from pyspark.sql import functions as F
+
+    table = end_offsets_table()
+    frame = spark.createDataFrame(rows, "kafka_topic string, kafka_partition int, latest_offset bigint").withColumn(
+        "observed_at", F.current_timestamp()
+    )
+    frame.createOrReplaceTempView("cdc_lake_end_offsets")
+    spark.sql(
+        f"""
+        merge into {table} as t
+        using cdc_lake_end_offsets as s
+        on t.kafka_topic = s.kafka_topic and t.kafka_partition = s.kafka_partition
+        when matched then update set *
+        when not matched then insert *
+        """
+    )
+    spark.catalog.dropTempView("cdc_lake_end_offsets")
+
+
+def _progress_line(fmt: str, query: StreamingQuery) -> str | None:
+    progress = query.lastProgress
+    if not progress:
+        return None
+    rate = progress.get("processedRowsPerSecond") or 0.0
+    lag = []
+    for source in progress.get("sources", []):
+        metrics = source.get("metrics") or {}
+        if "maxOffsetsBehindLatest" in metrics:
+            lag.append(f"max lag {metrics['maxOffsetsBehindLatest']} offsets")
+    return f"{fmt}: batch {progress.get('batchId')}, {progress.get('numInputRows', 0)} records, {rate:,.0f}/s" + (
+        f", {', '.join(lag)}" if lag else ""
+    )
+
+
+def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | None = sys.stderr) -> dict[str, int]:
+    """Run one streaming query per format until the broker's current end (or for ever with
+    `follow`); returns the number of records each format's query read."""
+    spark.sql(f"create database if not exists {quote_identifier(raw_schema())}")
+    spark.sql(f"create table if not exists {end_offsets_table()} ({END_OFFSETS_COLUMNS}) using iceberg")
+    queries: dict[str, StreamingQuery] = {}
+    try:
+        for rule in settings.rules:
+            ensure_raw_table(spark, rule.fmt)
+            writer = (
+                _stream(spark, settings, rule)
+                .writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
+                .option("checkpointLocation", str(settings.checkpoint_root / rule.fmt))
+                .foreachBatch(_land_batch(rule.fmt))
+            )
+            if settings.follow:
+                writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
+            else:
+                writer = writer.trigger(availableNow=True)
+            queries[rule.fmt] = writer.start()
+        last_ids: dict[str, Any] = {}
+        while any(q.isActive for q in queries.values()):
+            time.sleep(1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
+            for fmt, query in queries.items():
+                if query.exception() is not None:
+                    raise ConsumeError(f"{fmt}: {query.exception()}")
+                batch = (query.lastProgress or {}).get("batchId")
+                if batch is not None and last_ids.get(fmt) != batch:
+                    last_ids[fmt] = batch
+                    line = _progress_line(fmt, query)
+                    if line and progress is not None:
+                        print(line, file=progress, flush=True)
+            if settings.follow:
+                _record_end_offsets(spark, list(queries.values()))
+        for fmt, query in queries.items():
+            if query.exception() is not None:
+                raise ConsumeError(f"{fmt}: {query.exception()}")
+        _record_end_offsets(spark, list(queries.values()))
+        return {
+            fmt: sum(int(p.get("numInputRows", 0)) for p in query.recentProgress) for fmt, query in queries.items()
+        }
+    finally:
+        for query in queries.values():
+            if query.isActive:
+                query.stop()
