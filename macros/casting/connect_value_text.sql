@@ -1,10 +1,14 @@
-{% macro connect_value_text(value, decoder, parameters) %}
+{% macro connect_value_text(value, decoder, parameters, sent_as_number='false', number_text=none) %}
     {#- Canonical text (docs/canonical_values.md) of one value of a Kafka Connect JSON record.
         `value`: the value as `from_json` reads it into map<string,string> (JSON text of numbers,
         booleans and nested objects; strings unquoted). `decoder`: the tag `connect_decoder` gave
         the field (null: no schema, the value is kept as sent), or `hbase_cell` for Lindorm's base64
         HBase cells (`hbase_value_text`). `parameters`: the field's schema
-        parameters (Decimal `scale`). Booleans are MySQL BIT(1)/TINYINT(1): `1`/`0`. Null when a value does not decode (bad base64, text in an integer
+        parameters (Decimal `scale`). `sent_as_number`: SQL boolean, true when the value was a JSON
+        number (not a JSON string) in the record, and `number_text` its exact text: a Connect
+        Decimal is decided by that JSON type, never by how its text looks (a JSON string holds
+        base64 bytes, a JSON number the number; `1234` is both valid base64 and a number).
+        Booleans are MySQL BIT(1)/TINYINT(1): `1`/`0`. Null when a value does not decode (bad base64, text in an integer
         field, ...), which the base models report as an undecodable value. Arguments are repeated:
         pass lambda variables or map lookups. -#}
     {%- set v = value -%}
@@ -19,8 +23,8 @@
         when {{ decoder }} = 'boolean' then case {{ v }} when 'true' then '1' when 'false' then '0' end
         when {{ decoder }} = 'json' then {{ mysql_json_text(v) }}
         when {{ decoder }} = 'hbase_cell' then {{ hbase_value_text(v) }}
-        when {{ decoder }} = 'decimal' and ({{ v }} rlike '[.-]' or {{ v }} rlike '^[0-9]+$' and try_to_binary({{ v }}, 'base64') is null)
-            then {{ plain_decimal_text(v, parameters ~ "['scale']") }}
+        when {{ decoder }} = 'decimal' and {{ sent_as_number }}
+            then {{ plain_decimal_text(number_text if number_text is not none else v, parameters ~ "['scale']") }}
         when {{ decoder }} = 'decimal' then
             {{ scaled_decimal_text(twos_complement_text(b64_hex), parameters ~ "['scale']") }}
         when {{ decoder }} = 'variable_scale_decimal' then {{ scaled_decimal_text(

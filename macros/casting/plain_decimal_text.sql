@@ -1,10 +1,10 @@
 {% macro plain_decimal_text(number_text, scale) %}
     {#- A decimal sent as a JSON number (Kafka JsonConverter `decimal.format=NUMERIC`) to text with
-        exactly `scale` fraction digits. Spark reads JSON numbers as doubles, so this is exact only
-        up to ~15 significant digits (further digits are truncated, never rounded). Arguments are
-        repeated: pass cheap expressions. -#}
-    {%- set plain = "if(" ~ number_text ~ " rlike '[eE]', cast(try_cast(" ~ number_text
-        ~ " as decimal(38, 18)) as string), " ~ number_text ~ ")" -%}
+        exactly `scale` fraction digits, exact at any length: `number_text` must be the number's
+        own text from the raw JSON (see `connect_images_text`), in plain or exponent notation
+        (`exponent_free_number_text`). Digits beyond the scale are cut, never rounded (a producer
+        never sends them). Arguments are repeated: pass cheap expressions. -#}
+    {%- set plain = exponent_free_number_text(number_text) -%}
     if(
         cast({{ scale }} as int) <= 0,
         substring_index({{ plain }}, '.', 1),
@@ -13,4 +13,29 @@
             rpad(if({{ plain }} like '%.%', substring_index({{ plain }}, '.', -1), ''), cast({{ scale }} as int), '0')
         )
     )
+{%- endmacro %}
+
+
+{% macro exponent_free_number_text(number_text) %}
+    {#- The text of a JSON number without exponent, digit for digit: `1.2345E+3` -> `1234.5`,
+        `-5E-3` -> `-0.005`; text without an exponent is returned as it is. Pure text work, so any
+        length stays exact. -#}
+    {%- set t = number_text -%}
+    {%- set sign = "if(" ~ t ~ " like '-%', '-', '')" -%}
+    {%- set whole = "regexp_extract(" ~ t ~ ", '^-?([0-9]*)', 1)" -%}
+    {%- set fraction = "regexp_extract(" ~ t ~ ", '^-?[0-9]*\\\\.([0-9]*)', 1)" -%}
+    {%- set exponent = "cast(regexp_extract(" ~ t ~ ", '[eE]([-+]?[0-9]+)$', 1) as int)" -%}
+    {%- set digits = "concat(" ~ whole ~ ", " ~ fraction ~ ")" -%}
+    {%- set point = "(length(" ~ whole ~ ") + " ~ exponent ~ ")" -%}
+    case
+        when not {{ t }} rlike '[eE]' then {{ t }}
+        when {{ point }} <= 0 then concat({{ sign }}, '0.', repeat('0', -{{ point }}), {{ digits }})
+        when {{ point }} >= length({{ digits }})
+            then concat({{ sign }}, {{ digits }}, repeat('0', {{ point }} - length({{ digits }})))
+        else concat(
+            {{ sign }},
+            coalesce(nullif(ltrim('0', substr({{ digits }}, 1, {{ point }})), ''), '0'),
+            '.', substr({{ digits }}, {{ point }} + 1)
+        )
+    end
 {%- endmacro %}

@@ -6,8 +6,9 @@
           schema-change payload (`databaseName`, `ddl`, `source`),
         - tombstones written as text (`{"schema":null,"payload":null}`), heartbeats (`ts_ms` only)
           and transaction metadata (`status` BEGIN/END).
-        Row images are read as map<string,string> (numbers keep their JSON text; decoding by the
-        schema's logical types happens after parsing). `_corrupt` receives malformed text. -#}
+        Row images are read as text (the parser's compact re-writing of the object), then as
+        map<string,string> by the base model: the text tells a JSON string from a JSON number
+        (see `connect_images_text`); decoding by the schema's logical types happens after. `_corrupt` receives malformed text. -#}
     {{ return(
         "struct<`schema`:struct<fields:" ~ connect_schema_fields() ~ ">, "
         ~ "payload:struct<" ~ debezium_payload_fields() ~ ">, "
@@ -22,7 +23,7 @@
         server) and PostgreSQL (schema, lsn) positions; `snapshot` is text because Debezium sends
         a string enum ("true", "last", ...) and dtle a boolean. -#}
     {{ return(
-        "before:map<string,string>, after:map<string,string>, "
+        "before:string, after:string, "
         ~ "source:struct<version:string, connector:string, name:string, server:string, server_id:bigint, "
         ~ "ts_ms:bigint, ts_sec:bigint, snapshot:string, db:string, `schema`:string, `table`:string, "
         ~ "gtid:string, file:string, pos:bigint, `row`:int, lsn:bigint, query:string>, "

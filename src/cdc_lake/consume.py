@@ -135,12 +135,13 @@ def _land_batch(fmt: str) -> Callable[[DataFrame, int], None]:
     """The foreachBatch callback of a format's query."""
 
     def land(batch: DataFrame, batch_id: int) -> None:
-        view = f"cdc_lake_consume_{fmt}"
-        batch.createOrReplaceTempView(view)
+        # global temp views, as in `landing.land`: local ones show in the table lists dbt reads
+        name = f"cdc_lake_consume_{fmt}"
+        batch.createOrReplaceGlobalTempView(name)
         try:
-            merge_batch(batch.sparkSession, fmt, view)
+            merge_batch(batch.sparkSession, fmt, f"global_temp.{name}")
         finally:
-            batch.sparkSession.catalog.dropTempView(view)
+            batch.sparkSession.catalog.dropGlobalTempView(name)
 
     return land
 
@@ -165,17 +166,17 @@ def _record_end_offsets(spark: SparkSession, queries: Sequence[StreamingQuery]) 
     frame = spark.createDataFrame(rows, "kafka_topic string, kafka_partition int, latest_offset bigint").withColumn(
         "observed_at", F.current_timestamp()
     )
-    frame.createOrReplaceTempView("cdc_lake_end_offsets")
+    frame.createOrReplaceGlobalTempView("cdc_lake_end_offsets")
     spark.sql(
         f"""
         merge into {table} as t
-        using cdc_lake_end_offsets as s
+        using global_temp.cdc_lake_end_offsets as s
         on t.kafka_topic = s.kafka_topic and t.kafka_partition = s.kafka_partition
         when matched then update set *
         when not matched then insert *
         """
     )
-    spark.catalog.dropTempView("cdc_lake_end_offsets")
+    spark.catalog.dropGlobalTempView("cdc_lake_end_offsets")
 
 
 def _progress_line(fmt: str, query: StreamingQuery) -> str | None:

@@ -350,10 +350,14 @@ def land(
                     F.monotonically_increasing_id().alias("batch_order"),
                 )
             )
-            view = f"cdc_lake_landing_{fmt}"
-            batch.createOrReplaceTempView(view)
-            report.records_landed = merge_batch(spark, fmt, view)
-            spark.catalog.dropTempView(view)
+            name = f"cdc_lake_landing_{fmt}"
+            # a global temp view: a session's local temp views show in every schema's table list,
+            # which a dbt build running at the same time reads
+            batch.createOrReplaceGlobalTempView(name)
+            try:
+                report.records_landed = merge_batch(spark, fmt, f"global_temp.{name}")
+            finally:
+                spark.catalog.dropGlobalTempView(name)
     report.seconds = time.monotonic() - started
     return report
 

@@ -1,20 +1,37 @@
 -- Proof that nothing was lost, per format, topic and partition: the raw records landed, what each
 -- became (row changes, DDL, control records, rejects, filtered out), the records no model accounts
 -- for (must be 0), and gaps in the offset sequence (offsets never landed: lost messages, or Kafka
--- transaction markers and compaction, which also consume offsets).
+-- transaction markers and compaction, which also consume offsets). Records landed after the last
+-- build read its format (a landing that committed during or after the build) are not unaccounted:
+-- they await the next build (`awaiting_build_records`).
 
-with raw as (
+with built as (
 
+    -- how far builds have read each format's raw table: records landed later await the next build
     select
         source_format,
-        kafka_topic,
-        kafka_partition,
-        count(*) as raw_records,
-        min(kafka_offset) as first_offset,
-        max(kafka_offset) as last_offset,
-        max(landed_at) as last_landed_at
-    from {{ ref('stg_raw__records') }}
-    group by source_format, kafka_topic, kafka_partition
+        max(landing_seq) as built_landing_seq
+    from {{ ref('int_raw_records_unioned') }}
+    group by source_format
+
+),
+
+raw as (
+
+    select
+        records.source_format,
+        records.kafka_topic,
+        records.kafka_partition,
+        count_if(records.landing_seq <= built.built_landing_seq) as raw_records,
+        count_if(built.built_landing_seq is null or records.landing_seq > built.built_landing_seq)
+            as awaiting_build_records,
+        min(if(records.landing_seq <= built.built_landing_seq, records.kafka_offset, null)) as first_offset,
+        max(if(records.landing_seq <= built.built_landing_seq, records.kafka_offset, null)) as last_offset,
+        max(records.landed_at) as last_landed_at
+    from {{ ref('stg_raw__records') }} as records
+    left join built
+        on records.source_format = built.source_format
+    group by records.source_format, records.kafka_topic, records.kafka_partition
 
 ),
 
@@ -50,7 +67,8 @@ final as (
         coalesce(outcomes.rejected_messages, 0) as rejected_messages,
         coalesce(outcomes.filtered_messages, 0) as filtered_messages,
         raw.raw_records - coalesce(outcomes.accounted_records, 0) as unaccounted_records,
-        raw.last_offset - raw.first_offset + 1 - raw.raw_records as offset_gaps,
+        coalesce(raw.last_offset - raw.first_offset + 1 - raw.raw_records, 0) as offset_gaps,
+        raw.awaiting_build_records,
         raw.last_landed_at
     from raw
     left join outcomes

@@ -63,6 +63,9 @@ typed as (
 
     select
         *,
+        -- the images as sent: the payload holds their JSON text (see connect_images_text)
+        from_json(payload.before, 'map<string,string>') as before_sent,
+        from_json(payload.after, 'map<string,string>') as after_sent,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_decoder('dbz_f') }}) as column_decoders,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types
     from unwrapped
@@ -81,7 +84,10 @@ decoded as (
             nullif(regexp_extract(element_at(payload.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
             {{ ddl_table_name('payload.ddl') }}
         ) as table_name,
-        {{ connect_images_text('payload.before', 'payload.after', 'column_decoders', 'field_schemas') }} as images
+        {{ connect_images_text(
+            'before_sent', 'after_sent', 'payload.before', 'payload.after', 'kafka_value',
+            'column_decoders', 'field_schemas'
+        ) }} as images
     from typed
 
 ),
@@ -103,7 +109,7 @@ keyed as (
         case when payload.op = 'd' then before_image else after_image end as key_image,
         {{ table_key_columns(kafka_key_columns('key_map'), 'database_name', 'table_name') }} as key_columns,
         -- the first column whose value was sent but does not decode
-        {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
+        {{ first_undecodable_column('before_sent', 'after_sent', 'before_image', 'after_image') }}
             as undecodable_column
     from split
 
@@ -115,7 +121,10 @@ classified as (
         *,
         case
             when kafka_value is null then 'tombstone'
-            when envelope is null or envelope._corrupt is not null
+            when
+                envelope is null or envelope._corrupt is not null
+                or (payload.before is not null and before_sent is null)
+                or (payload.after is not null and after_sent is null)
                 then 'malformed JSON or a field of the wrong type'
             when payload.ddl is not null then null
             when payload.op is null and upper(payload.status) in ('BEGIN', 'END') then null

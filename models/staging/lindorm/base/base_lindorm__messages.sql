@@ -57,14 +57,24 @@ unwrapped as (
 
 ),
 
+imaged as (
+
+    -- the images as sent: the payload holds their JSON text (see connect_images_text)
+    select
+        *,
+        from_json(payload.before, 'map<string,string>') as before_sent,
+        from_json(payload.after, 'map<string,string>') as after_sent
+    from unwrapped
+
+),
+
 styled as (
 
     select
         *,
-        coalesce(map_contains_key(payload.after, 'ROW'), false)
-        or coalesce(map_contains_key(payload.before, 'ROW'), false) as is_hbase,
+        coalesce(map_contains_key(before_sent, 'ROW') or map_contains_key(after_sent, 'ROW'), false) as is_hbase,
         transform_values(field_schemas, (ld_col, ld_f) -> {{ connect_decoder('ld_f') }}) as column_decoders
-    from unwrapped
+    from imaged
 
 ),
 
@@ -73,7 +83,8 @@ decoded as (
     select
         *,
         {{ connect_images_text(
-            'payload.before', 'payload.after', 'column_decoders', 'field_schemas', hbase='is_hbase'
+            'before_sent', 'after_sent', 'payload.before', 'payload.after', 'kafka_value',
+            'column_decoders', 'field_schemas', hbase='is_hbase'
         ) }} as images
     from styled
 
@@ -98,7 +109,7 @@ keyed as (
             "coalesce(" ~ kafka_key_columns('key_map') ~ ", case when is_hbase then array('ROW') end)",
             'payload.source.namespace', 'payload.source.`table`'
         ) }} as key_columns,
-        {{ first_undecodable_column('payload.before', 'payload.after', 'before_image', 'after_image') }}
+        {{ first_undecodable_column('before_sent', 'after_sent', 'before_image', 'after_image') }}
             as undecodable_column
     from split
 
@@ -110,7 +121,10 @@ classified as (
         *,
         case
             when kafka_value is null then 'tombstone'
-            when envelope is null or envelope._corrupt is not null
+            when
+                envelope is null or envelope._corrupt is not null
+                or (payload.before is not null and before_sent is null)
+                or (payload.after is not null and after_sent is null)
                 then 'malformed JSON or a field of the wrong type'
             when
                 payload.op is null and payload.before is null and payload.after is null
@@ -173,7 +187,7 @@ final as (
         case
             when is_hbase
                 then transform_values(
-                    coalesce(payload.after, payload.before),
+                    coalesce(after_sent, before_sent),
                     (ld_col, ld_val) -> if({{ hbase_value_is_text('ld_val') }}, 'varchar', 'varbinary')
                 )
             else transform_values(field_schemas, (ld_col, ld_f) -> {{ connect_column_type('ld_f') }})
