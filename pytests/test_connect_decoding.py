@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 
 import pytest
 
@@ -70,12 +71,67 @@ def messages() -> tuple[list[str], list[str]]:
     return values, keys
 
 
+# Geometry (defect 6): one canonical text from every format, MySQL's `LOWER(HEX(g))`: the SRID as
+# 4 bytes little-endian, then the WKB (here written with struct, not with the project's code).
+POINTS = {1: (0, 1.0, 2.0), 2: (4326, -71.5, 42.25)}
+
+
+def wkb_point(x: float, y: float) -> bytes:
+    return struct.pack("<BIdd", 1, 1, x, y)
+
+
+def mysql_internal(srid: int, x: float, y: float) -> bytes:
+    return struct.pack("<I", srid) + wkb_point(x, y)
+
+
+def geometry_messages() -> dict[str, tuple[list[str], list[str] | None]]:
+    canal, dts, debezium, keys = [], [], [], []
+    for id_, (srid, x, y) in POINTS.items():
+        internal = mysql_internal(srid, x, y)
+        canal.append(json.dumps({
+            "data": [{"id": str(id_), "g": internal.decode("latin-1")}], "database": "geo", "es": 1_700_000_000_000,
+            "id": id_, "isDdl": False, "mysqlType": {"id": "int(11)", "g": "point"}, "old": None,
+            "pkNames": ["id"], "table": "places", "ts": 1_700_000_000_001, "type": "INSERT",
+        }))
+        dts.append(json.dumps({
+            "id": id_, "version": 1, "messageType": "INSERT", "fileName": "mysql-bin.000001",
+            "position": f"{100 + id_}@1", "timestamp": 1_700_000_000, "serverId": 1, "schemaName": "geo",
+            "tableName": "places", "objectName": "geo.places", "pkNames": ["id"],
+            "columns": [{"name": "id", "dataTypeNumber": 3, "isKey": True, "originalType": "int(11)"},
+                        {"name": "g", "dataTypeNumber": 255, "isKey": False, "originalType": "point"}],
+            "oldColumns": None, "newColumns": [str(id_), "0x" + internal.hex().upper()],
+        }))
+        fields = [{"type": "int32", "optional": False, "field": "id"},
+                  {"type": "struct", "optional": True, "name": "io.debezium.data.geometry.Point", "field": "g",
+                   "fields": [{"type": "double", "field": "x"}, {"type": "double", "field": "y"},
+                              {"type": "bytes", "optional": True, "field": "wkb"},
+                              {"type": "int32", "optional": True, "field": "srid"}]}]
+        point = {"x": x, "y": y, "wkb": base64.b64encode(wkb_point(x, y)).decode(), "srid": srid or None}
+        debezium.append(record({"id": id_, "g": point}, fields, 500 + id_).replace('"table": "t"', '"table": "places"'))
+        keys.append(json.dumps({"id": id_}))
+    return {"canal_flat": (canal, None), "tencent_dts": (dts, None), "debezium": (debezium, keys)}
+
+
 @pytest.fixture(scope="module")
 def built(lake):
     values, keys = messages()
     lake.land("debezium", kcat_lines(values, "numbers", keys=keys))
+    for fmt, (records, record_keys) in geometry_messages().items():
+        lake.land(fmt, kcat_lines(records, f"geo-{fmt}", keys=record_keys))
     lake.build()
     return lake
+
+
+def test_geometry_is_the_same_hex_from_every_format(built):
+    rows = built.rows(
+        "select source_format, row_key, after['g'] as g from {schema}.cdc_changelog where table_name = 'places'"
+    )
+    actual = {(r["source_format"], int(r["row_key"])): r["g"] for r in rows}
+    expected = {
+        (fmt, id_): mysql_internal(*point).hex()
+        for fmt in ("canal_flat", "tencent_dts", "debezium") for id_, point in POINTS.items()
+    }
+    assert actual == expected
 
 
 def test_every_value_is_the_number_sent_whichever_json_type(built):

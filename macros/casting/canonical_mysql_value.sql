@@ -61,7 +61,12 @@
                 {{ _trim_time_fraction('_m.v') }}
             )
             {%- endif %}
-            when _m.base in ('binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob') then
+            {#- geometry: MySQL's internal value (4-byte little-endian SRID, then WKB), as bytes #}
+            when _m.base in (
+                'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'geometry', 'point',
+                'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection',
+                'geomcollection'
+            ) then
             {%- if binary_encoding == 'latin1' %} lower(hex(encode(_m.v, 'ISO-8859-1')))
             {%- else %} case
                 when _m.v rlike '^(0[xX])?[0-9a-fA-F]*$' then lpad(

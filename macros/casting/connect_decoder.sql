@@ -18,6 +18,7 @@
         when {{ f }}.name = 'io.debezium.time.NanoTime' then 'time_nano'
         when {{ f }}.name = 'io.debezium.data.Bits' then 'bits'
         when {{ f }}.name = 'io.debezium.data.Json' then 'json'
+        when {{ f }}.name like 'io.debezium.data.geometry.%' then 'geometry'
         when {{ f }}.name is not null and {{ f }}.type != 'bytes' then 'text'
         when {{ f }}.type = 'bytes' then 'bytes'
         when {{ f }}.type = 'boolean' then 'boolean'

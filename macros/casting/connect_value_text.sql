@@ -31,6 +31,13 @@
             twos_complement_text("hex(try_to_binary(get_json_object(" ~ v ~ ", '$.value'), 'base64'))"),
             "get_json_object(" ~ v ~ ", '$.scale')") }}
         when {{ decoder }} = 'bytes' then lower({{ b64_hex }})
+        {#- MySQL's internal geometry value: the SRID as 4 bytes little-endian, then the WKB #}
+        when {{ decoder }} = 'geometry' then lower(concat(
+            array_join(reverse(regexp_extract_all(
+                lpad(hex(coalesce(cast(get_json_object({{ v }}, '$.srid') as bigint), 0)), 8, '0'), '..', 0
+            )), ''),
+            hex(try_to_binary(get_json_object({{ v }}, '$.wkb'), 'base64'))
+        ))
         when {{ decoder }} = 'bits' then {{ little_endian_unsigned_text(b64_hex) }}
         when {{ decoder }} = 'epoch_day' then cast(date_add(date'1970-01-01', try_cast({{ v }} as int)) as string)
         when {{ decoder }} = 'epoch_milli' then {{ epoch_datetime_text(v, 1000, 3) }}
