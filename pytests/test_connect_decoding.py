@@ -146,3 +146,34 @@ def test_every_value_is_the_number_sent_whichever_json_type(built):
 
 def test_nothing_rejected(built):
     assert built.rows("select reject_reason from {schema}.cdc_rejected_messages") == []
+
+
+CORRUPTED = [
+    # (value, source type): what the look-based decoder produced from real data
+    ("-2644399324058561715", "bigint unsigned"),  # 20000000000 read as base64
+    ("-" + "1" * 36, "bigint(20) unsigned"),  # 18446744073709551615 read as base64
+    ("-2658824", "decimal(3,0)"),  # 1234 read as base64, into a column of 3 digits
+    ("1.2345678987654321E32", "decimal(65,3)"),  # a number read as a double
+    ("300", "tinyint(4)"),
+    ("12.5", "decimal(10,2)"),
+]
+
+
+@pytest.mark.parametrize(("value", "mysql_type"), CORRUPTED)
+def test_the_range_test_fails_on_a_corrupted_value(built, value, mysql_type):
+    """The value-level guard a user's own `dbt build` runs. (A wrong value that fits its type, like
+    -41 for decimal(8,0), is only caught by the decoding test above.)"""
+    table = f"{built.schema}.cdc_current"
+    built.dbt("test", "--select", "cdc_current,test_name:numeric_values_in_range")
+    built.spark.sql(
+        f"insert into {table} (source_format, source_system, database_name, table_name, row_key, primary_key, "
+        "image, is_deleted, op, commit_ts, change_order, change_id, column_types, is_keyless, row_count, "
+        "last_landing_seq) values ('debezium', 'srv', 'num', 'corrupt', '1', map('id', '1'), "
+        f"map('id', '1', 'v', '{value}'), false, 'c', current_timestamp(), '0', 'x', "
+        f"map('id', 'int', 'v', '{mysql_type}'), false, 1, 0)"
+    )
+    try:
+        result = built.dbt("test", "--select", "cdc_current,test_name:numeric_values_in_range", expect_success=False)
+        assert [str(r.status) for r in result.result.results] == ["fail"]
+    finally:
+        built.spark.sql(f"delete from {table} where table_name = 'corrupt'")
