@@ -8,15 +8,21 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo test test-slow unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench clean-lake clean
+.PHONY: setup demo demo-kafka test test-slow test-kafka unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench clean-lake clean
 
 setup: $(STAMP)
 
-# The venv is created when missing; the stamp re-runs the install when pyproject.toml changes.
-$(STAMP): pyproject.toml
+# The venv is created when missing; the stamp re-runs the install when pyproject.toml or a pom
+# changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
+# Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
+MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
+$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	rm -rf $(VENV)/jvm
+	$(MVN_COPY) -f jvm/spark/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/spark
+	$(MVN_COPY) -f jvm/kafka/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/kafka
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 
@@ -50,6 +56,10 @@ cluster-stop: $(STAMP)
 
 cluster-status: $(STAMP)
 	$(BIN)/cdc-lake cluster status
+
+# A real Kafka broker (KRaft) on free loopback ports in a temporary dir, stopped whatever happens.
+test-kafka: $(STAMP)
+	$(BIN)/python -m pytest -ra -m kafka
 
 # Starts its own cluster on free ports in a temporary dir, and stops it whatever happens.
 test-cluster: $(STAMP)

@@ -7,6 +7,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,3 +38,12 @@ def lake(spark, request) -> Iterator[Lake]:  # noqa: F821
     lake.drop()
     yield lake
     lake.drop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory) -> Iterator[Any]:
+    """A KRaft broker on free loopback ports in a temporary folder, stopped whatever happens."""
+    from cdc_lake.kafka_broker import LocalKafka
+
+    with LocalKafka(tmp_path_factory.mktemp("kafka")) as broker:
+        yield broker

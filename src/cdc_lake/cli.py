@@ -97,6 +97,29 @@ def _consume(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kafka(args: argparse.Namespace) -> int:
+    from cdc_lake.kafka_broker import BrokerError, LocalKafka
+
+    broker = LocalKafka()
+    if args.action == "start":
+        try:
+            broker.start()
+        except BrokerError as exc:
+            print(f"kafka start failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"kafka broker up: export CDC_LAKE_KAFKA_BOOTSTRAP={broker.bootstrap}")
+        return 0
+    if args.action == "stop":
+        broker.stop()
+        print("kafka broker stopped")
+        return 0
+    if broker.is_running():
+        print(f"kafka broker running at {broker.bootstrap} (pid {broker.pid()}, state in {broker.folder})")
+        return 0
+    print(f"no kafka broker running for {broker.folder}")
+    return 1
+
+
 def _cluster(args: argparse.Namespace) -> int:
     from cdc_lake import cluster
 
@@ -197,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
     from cdc_lake.tables import add_subcommand as add_add_table
 
     add_add_table(sub)
+
+    kafka = sub.add_parser(
+        "kafka",
+        help="start/stop/status of a local Kafka broker (KRaft) on 127.0.0.1",
+        description=(
+            "One Apache Kafka broker in KRaft mode (broker and controller in one process) on free "
+            "loopback ports, from the jars `make setup` fetched; state under CDC_LAKE_DIR/kafka. "
+            "`cdc-lake consume` finds it without --bootstrap-servers."
+        ),
+    )
+    kafka.add_argument("action", choices=["start", "stop", "status"])
+    kafka.set_defaults(func=_kafka)
 
     cluster = sub.add_parser(
         "cluster",

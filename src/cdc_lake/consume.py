@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -98,6 +99,8 @@ class ConsumeSettings:
     # passed through to the Kafka consumer, e.g. {"security.protocol": "SASL_SSL", "sasl.mechanism": ...}
     kafka_options: Mapping[str, str] = field(default_factory=dict)
     checkpoint_root: Path = field(default_factory=lambda: lake_dir() / "checkpoints")
+    # set by another thread to end a --follow run (the CLI runs until interrupted)
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 def end_offsets_table() -> str:
@@ -215,7 +218,7 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
                 writer = writer.trigger(availableNow=True)
             queries[rule.fmt] = writer.start()
         last_ids: dict[str, Any] = {}
-        while any(q.isActive for q in queries.values()):
+        while any(q.isActive for q in queries.values()) and not settings.stop.is_set():
             time.sleep(1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
             for fmt, query in queries.items():
                 if query.exception() is not None:

@@ -7,13 +7,17 @@ The venv gets a `.pth` file (written by `python -m cdc_lake.env --install`) that
 - CDC_LAKE_DIR     -> <project>/.lake as an absolute path, so the warehouse and the Derby metastore
   never appear in whatever directory a command was started from.
 
-`--install` also links the Iceberg Spark runtime jar (from the snowpark-connect-deps-iceberg wheel)
-into pyspark's own `jars/` folder, so every Spark session of this venv has Iceberg on its classpath.
+`--install` also links the JVM parts that `make setup` copied from Maven Central into
+`.venv/jvm/spark` (the Iceberg Spark runtime, Spark's Kafka source and its dependencies; see
+jvm/spark/pom.xml) into pyspark's own `jars/` folder, so every Spark session of this venv has them
+on its classpath. A jar pyspark already ships (another version of the same artifact) is not
+linked twice.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import site
 import sys
 from pathlib import Path
@@ -21,6 +25,12 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PTH_NAME = "cdc_lake_defaults.pth"
 ICEBERG_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[\w.\-]*)\.jar$")
+
+
+def jvm_dir(part: str) -> Path:
+    """Where `make setup` put a JVM part's jars (`spark` or `kafka`), inside the venv."""
+    return Path(sys.prefix) / "jvm" / part
 
 
 def lake_dir() -> Path:
@@ -39,25 +49,43 @@ def apply_defaults() -> None:
 
 
 def iceberg_jar() -> Path:
-    """Path of the Iceberg Spark runtime jar shipped in the snowpark-connect-deps-iceberg wheel."""
-    import snowpark_connect_deps_iceberg
-
-    jar = Path(snowpark_connect_deps_iceberg.__file__).parent / "jars" / ICEBERG_JAR
+    """Path of the Iceberg Spark runtime jar fetched from Maven Central by `make setup`."""
+    jar = jvm_dir("spark") / ICEBERG_JAR
     if not jar.exists():
-        raise FileNotFoundError(f"Iceberg runtime jar not found at {jar}")
+        raise FileNotFoundError(f"Iceberg runtime jar not found at {jar}: run `make setup`")
     return jar
 
 
+def _artifact(jar_name: str) -> str:
+    match = _VERSIONED_JAR.match(jar_name)
+    return match.group("artifact") if match else jar_name
+
+
 def install() -> None:
-    """Write the .pth hook into this venv and put the Iceberg jar on pyspark's classpath."""
+    """Write the .pth hook into this venv and put the Maven jars on pyspark's classpath."""
     import pyspark
 
-    target = Path(pyspark.__file__).parent / "jars" / ICEBERG_JAR
-    if not target.exists():
-        target.symlink_to(iceberg_jar())
+    jars = Path(pyspark.__file__).parent / "jars"
+    # links of an earlier install whose target is gone (e.g. the former PyPI-wheel Iceberg jar)
+    for link in jars.iterdir():
+        if link.is_symlink() and not link.exists():
+            link.unlink()
+    shipped = {_artifact(j.name) for j in jars.iterdir() if not j.is_symlink()}
+    linked = []
+    for jar in sorted(jvm_dir("spark").glob("*.jar")):
+        target = jars / jar.name
+        if _artifact(jar.name) in shipped:
+            continue
+        if target.is_symlink() and target.resolve() == jar.resolve():
+            continue
+        if target.is_symlink():
+            target.unlink()  # the same file name linked from elsewhere (the former wheel's jar)
+        target.symlink_to(jar)
+        linked.append(jar.name)
     site_packages = Path(site.getsitepackages()[0])
     (site_packages / PTH_NAME).write_text("import cdc_lake.env; cdc_lake.env.apply_defaults()\n")
-    print(f"cdc_lake: Iceberg jar linked into {target.parent}; defaults hook in {site_packages / PTH_NAME}")
+    print(f"cdc_lake: linked {', '.join(linked) or 'nothing new'} into {jars}")
+    print(f"cdc_lake: defaults hook in {site_packages / PTH_NAME}")
 
 
 if __name__ == "__main__":

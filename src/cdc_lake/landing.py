@@ -21,6 +21,7 @@ import re
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -350,7 +351,7 @@ def land(
                     F.monotonically_increasing_id().alias("batch_order"),
                 )
             )
-            name = f"cdc_lake_landing_{fmt}"
+            name = f"cdc_lake_landing_{fmt}_{uuid.uuid4().hex}"  # landers may run side by side
             # a global temp view: a session's local temp views show in every schema's table list,
             # which a dbt build running at the same time reads
             batch.createOrReplaceGlobalTempView(name)

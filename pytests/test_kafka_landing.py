@@ -1,0 +1,160 @@
+"""Landing straight from a real Kafka broker (issue 17), with `cdc-lake consume`.
+
+A KRaft broker from Maven Central's Apache Kafka runs on free loopback ports in a temporary folder
+(fixture `kafka_broker`), and records reach it through a real producer (confluent-kafka). The
+truth is the workload simulator's: what the broker held, landed and built, must equal it.
+Marked `kafka`: `make test-kafka` runs these (CI does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_differential import Truth, check_against_truth, generate
+
+from cdc_lake.consume import ConsumeSettings, TopicRule, consume, load_rules
+from cdc_lake.env import PROJECT_DIR
+from cdc_lake.harness import Lake
+from cdc_lake.kafka_broker import produce_dump
+
+pytestmark = pytest.mark.kafka
+
+
+def settings(broker, lake_folder: Path, rules: list[TopicRule], **extra) -> ConsumeSettings:
+    return ConsumeSettings(
+        bootstrap_servers=broker.bootstrap, rules=rules, checkpoint_root=lake_folder / "checkpoints",
+        # new topics matching a pattern are seen within a second
+        kafka_options={"metadata.max.age.ms": "1000"}, **extra,
+    )
+
+
+def test_the_workload_through_a_broker_equals_the_truth(spark, kafka_broker, tmp_path):
+    out = generate(tmp_path / "workload")
+    sent = produce_dump(kafka_broker.bootstrap, sorted(out.glob("*.jsonl")))
+    lake = Lake(spark, "t_kafka_workload")
+    lake.drop()
+    try:
+        lake._activate()
+        counts = consume(spark, settings(kafka_broker, tmp_path, load_rules(PROJECT_DIR / "kafka_topics.yml")))
+        assert sum(counts.values()) == sent
+        lake.build()
+        check_against_truth(lake, Truth(out))
+        assert lake.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0") == []
+        # consumer lag: every partition read to its end
+        lag = lake.rows("select records_behind from {schema}.cdc_consumer_lag")
+        assert lag and {row["records_behind"] for row in lag} == {0}
+        # a second run finds nothing new and lands nothing twice
+        counts = consume(spark, settings(kafka_broker, tmp_path, load_rules(PROJECT_DIR / "kafka_topics.yml")))
+        assert sum(counts.values()) == 0
+        assert sum(lake_count(spark, fmt) for fmt in counts) == sent
+    finally:
+        lake.drop()
+
+
+def test_tombstones_headers_new_topics_and_a_broker_restart(spark, kafka_broker, tmp_path):
+    from confluent_kafka import Producer
+
+    kafka_broker.create_topic("hdr.first", partitions=2, config={"cleanup.policy": "compact"})
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    producer.produce("hdr.first", key='{"id":1}', value='{"x":1}', partition=0,
+                     headers=[("__debezium.oldkey", '{"id":0}'), ("trace", "a")])
+    producer.produce("hdr.first", key='{"id":1}', value=None, partition=1)  # a tombstone
+    producer.flush(30)
+    lake = Lake(spark, "t_kafka_follow")
+    lake.drop()
+    lake._activate()
+    run = settings(kafka_broker, tmp_path, [TopicRule("debezium", patterns=[r"hdr\..*"])], follow=True,
+                   trigger_seconds=1.0)
+    consumer = threading.Thread(target=consume, args=(spark, run), kwargs={"progress": None})
+    consumer.start()
+    try:
+        wait_for(lambda: lake_count(spark, "debezium") == 2)
+        # a topic created after the consumer started, matched by the pattern
+        kafka_broker.create_topic("hdr.second", partitions=1)
+        producer.produce("hdr.second", key=None, value='{"y":2}')
+        producer.flush(30)
+        wait_for(lambda: lake_count(spark, "debezium") == 3)
+        # the broker goes away and comes back: the consumer resumes
+        kafka_broker.restart()
+        producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+        producer.produce("hdr.second", key=None, value='{"y":3}')
+        producer.flush(30)
+        wait_for(lambda: lake_count(spark, "debezium") == 4, timeout=120)
+    finally:
+        run.stop.set()
+        consumer.join(timeout=60)
+    rows = {
+        (r["kafka_topic"], r["kafka_partition"], r["kafka_offset"]): r
+        for r in spark.sql(f"select * from {lake.raw_schema}.raw_debezium").collect()
+    }
+    assert [h.asDict() for h in rows[("hdr.first", 0, 0)]["kafka_headers"]] == [
+        {"key": "__debezium.oldkey", "value": '{"id":0}'}, {"key": "trace", "value": "a"}
+    ]
+    assert rows[("hdr.first", 1, 0)]["kafka_value"] is None
+    assert rows[("hdr.first", 1, 0)]["kafka_key"] == '{"id":1}'
+    assert sorted(k for k in rows if k[0] == "hdr.second") == [("hdr.second", 0, 0), ("hdr.second", 0, 1)]
+    lake.drop()
+
+
+def test_kill_9_mid_batch_then_rerun_lands_every_record_once(kafka_broker, tmp_path):
+    """The consumer runs in its own process, with its own lake, and is killed with SIGKILL after
+    its first batches; a rerun lands the rest. Every offset must be there exactly once."""
+    topic = "kill.records"
+    kafka_broker.create_topic(topic, partitions=3)
+    lines = [
+        json.dumps({"topic": topic, "partition": i % 3, "offset": i, "ts": 1_700_000_000_000 + i,
+                    "key": json.dumps({"id": i}), "payload": json.dumps({"n": i})})
+        for i in range(3000)
+    ]
+    dump = tmp_path / "records.jsonl"
+    dump.write_text("\n".join(lines) + "\n")
+    sent = produce_dump(kafka_broker.bootstrap, [dump])
+    env = {**os.environ, "CDC_LAKE_DIR": str(tmp_path / "lake"), "CDC_LAKE_RAW_SCHEMA": "cdc_raw"}
+    command = [sys.executable, "-m", "cdc_lake.cli", "consume", "--bootstrap-servers", kafka_broker.bootstrap,
+               "--format", "debezium", "--topic", topic, "--max-offsets-per-trigger", "200"]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    commits = tmp_path / "lake" / "checkpoints" / "debezium" / "commits"
+    try:
+        wait_for(lambda: commits.exists() and len(list(commits.glob("[0-9]*"))) >= 2, timeout=240)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    assert subprocess.run(command, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    counted = subprocess.run(
+        [sys.executable, "-c", (
+            "from cdc_lake.spark import get_spark\n"
+            "s = get_spark('count')\n"
+            "r = s.sql('select count(*) as n, count(distinct kafka_partition, kafka_offset) as d "
+            "from cdc_raw.raw_debezium').first()\n"
+            "print(r.n, r.d)\n"
+        )],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert counted.returncode == 0, counted.stderr[-2000:]
+    total, distinct = (int(x) for x in counted.stdout.split()[-2:])
+    assert (total, distinct) == (sent, sent)
+
+
+def lake_count(spark, fmt: str) -> int:
+    schema = os.environ["CDC_LAKE_RAW_SCHEMA"]
+    if not spark.catalog.tableExists(f"{schema}.raw_{fmt}"):
+        return 0
+    return int(spark.sql(f"select count(*) as n from {schema}.raw_{fmt}").first().n)
+
+
+def wait_for(condition, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(1.0)
+    raise AssertionError(f"condition not met within {timeout:.0f}s")

@@ -1,0 +1,298 @@
+"""One local Apache Kafka broker in KRaft mode (broker and controller in one process), on 127.0.0.1.
+
+For `cdc-lake kafka start|stop|status`, `make demo-kafka` and the tests. The broker runs from the
+jars `make setup` copied from Maven Central (jvm/kafka/pom.xml) with the machine's Java; its
+state (configuration, log directories, pid, the ports it got) lives in one folder, by default
+`$CDC_LAKE_DIR/kafka`, and survives a restart. Ports are free ones chosen at the first start.
+
+    with LocalKafka(folder) as broker:        # starts, and stops whatever happens
+        broker.create_topic("orders", partitions=3)
+        broker.bootstrap                        # "127.0.0.1:<port>"
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+from cdc_lake.env import jvm_dir, lake_dir
+
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 30.0
+
+
+class BrokerError(Exception):
+    """The broker could not be started or reached."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class LocalKafka:
+    """A KRaft broker whose state lives in `folder`."""
+
+    def __init__(self, folder: Path | None = None, heap: str = "512m") -> None:
+        self.folder = Path(folder or lake_dir() / "kafka").resolve()
+        self.heap = heap
+        self.state_file = self.folder / "state.json"
+
+    # ------------------------------------------------------------------ state
+
+    def _state(self) -> dict:
+        return json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
+
+    def _save(self, **values: object) -> None:
+        state = {**self._state(), **values}
+        self.state_file.write_text(json.dumps(state))
+
+    @property
+    def bootstrap(self) -> str:
+        port = self._state().get("broker_port")
+        if port is None:
+            raise BrokerError(f"no broker was ever started in {self.folder}")
+        return f"127.0.0.1:{port}"
+
+    def pid(self) -> int | None:
+        pid = self._state().get("pid")
+        return int(pid) if pid and _alive(int(pid)) else None
+
+    def is_running(self) -> bool:
+        return self.pid() is not None and self._accepts()
+
+    def _accepts(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", int(self._state()["broker_port"])), timeout=1):
+                return True
+        except (OSError, KeyError):
+            return False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _classpath(self) -> str:
+        jars = jvm_dir("kafka")
+        if not any(jars.glob("kafka_2.13-*.jar")):
+            raise BrokerError(f"Kafka jars not found in {jars}: run `make setup`")
+        return str(jars / "*")
+
+    def _java(self, main: str, *args: str, log: Path | None = None) -> list[str]:
+        return [
+            "java", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={self.folder / 'logs'}",
+            "-cp", self._classpath(), main, *args,
+        ]
+
+    def _configure(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        state = self._state()
+        if "broker_port" not in state:
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            self._save(broker_port=_free_port(), controller_port=_free_port(), cluster_id=cluster_id)
+            state = self._state()
+        broker, controller = state["broker_port"], state["controller_port"]
+        (self.folder / "server.properties").write_text(
+            "\n".join([
+                "process.roles=broker,controller",
+                "node.id=1",
+                f"controller.quorum.voters=1@127.0.0.1:{controller}",
+                f"listeners=PLAINTEXT://127.0.0.1:{broker},CONTROLLER://127.0.0.1:{controller}",
+                f"advertised.listeners=PLAINTEXT://127.0.0.1:{broker}",
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                f"log.dirs={self.folder / 'data'}",
+                "num.partitions=1",
+                "auto.create.topics.enable=false",
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=3",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0",
+                "log.retention.check.interval.ms=5000",
+                "log.cleaner.backoff.ms=1000",
+                "",
+            ])
+        )
+        (self.folder / "log4j2.properties").write_text(
+            "\n".join([
+                "status = warn",
+                "appender.file.type = File",
+                "appender.file.name = FILE",
+                f"appender.file.fileName = {self.folder / 'broker.log'}",
+                "appender.file.layout.type = PatternLayout",
+                "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+                "rootLogger.level = WARN",
+                "rootLogger.appenderRef.file.ref = FILE",
+                "",
+            ])
+        )
+        if not (self.folder / "data" / "meta.properties").exists():
+            result = subprocess.run(
+                self._java("kafka.tools.StorageTool", "format", "-t", state["cluster_id"],
+                           "-c", str(self.folder / "server.properties")),
+                capture_output=True, text=True, check=False,
+            )
+            if result.returncode != 0:
+                raise BrokerError(f"formatting the broker's storage failed: {result.stderr or result.stdout}")
+
+    def start(self, timeout: float = START_TIMEOUT) -> LocalKafka:
+        """Start the broker unless it runs already; wait until it accepts connections."""
+        if self.is_running():
+            return self
+        self._configure()
+        with open(self.folder / "broker.out", "ab") as out:
+            process = subprocess.Popen(
+                self._java("kafka.Kafka", str(self.folder / "server.properties")),
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        self._save(pid=process.pid)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                tail = (self.folder / "broker.out").read_text(errors="replace")[-2000:]
+                raise BrokerError(f"the broker exited with {process.returncode}: {tail}")
+            if self._accepts() and self._ready():
+                return self
+            time.sleep(0.5)
+        self.stop()
+        raise BrokerError(f"the broker did not come up within {timeout:.0f}s; see {self.folder / 'broker.log'}")
+
+    def _ready(self) -> bool:
+        from confluent_kafka.admin import AdminClient
+
+        try:
+            AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=2)
+        except Exception:  # noqa: BLE001 - any failure means "not yet"
+            return False
+        return True
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGTERM (a clean shutdown), then SIGKILL after `timeout` seconds."""
+        pid = self.pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _alive(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.2)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5)
+            _reap(pid)
+        self._save(pid=None)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def __enter__(self) -> LocalKafka:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ topics
+
+    def create_topic(self, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
+        futures[name].result(timeout=30)
+
+    def delete_topic(self, name: str) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin.delete_topics([name])[name].result(timeout=30)
+
+
+def _reap(pid: int) -> None:
+    """Collect a child that exited (the broker is our child when this process started it)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def running_bootstrap() -> str | None:
+    """The bootstrap address of the broker `cdc-lake kafka start` runs for this lake, if it runs."""
+    broker = LocalKafka()
+    return broker.bootstrap if broker.is_running() else None
+
+
+def produce_dump(bootstrap: str, paths: list[Path], create_topics: bool = True) -> int:
+    """Produce the records of `kcat -C -J` dumps into a broker, each to its topic and partition,
+    with its key, value (null: a tombstone), timestamp and headers; topics are created with as
+    many partitions as the dumps use. Offsets are the broker's own. Returns the records sent."""
+    from confluent_kafka import Producer
+
+    from cdc_lake.landing import parse_kcat_line
+
+    records = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            records += [parse_kcat_line(line) for line in handle if line.strip()]
+    if create_topics:
+        partitions: dict[str, int] = {}
+        for record in records:
+            topic = record["kafka_topic"]
+            partitions[topic] = max(partitions.get(topic, 0), record["kafka_partition"] + 1)
+        broker = _Admin(bootstrap)
+        for topic, count in sorted(partitions.items()):
+            broker.ensure_topic(topic, count)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    for record in records:
+        headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
+        while True:
+            try:
+                producer.produce(
+                    record["kafka_topic"], value=record["kafka_value"], key=record["kafka_key"],
+                    partition=record["kafka_partition"], timestamp=record["kafka_timestamp_ms"] or 0,
+                    headers=headers or None,
+                )
+                break
+            except BufferError:
+                producer.poll(0.5)
+        producer.poll(0)
+    if producer.flush(60) != 0:
+        raise BrokerError("some records were not delivered within 60 s")
+    return len(records)
+
+
+class _Admin:
+    def __init__(self, bootstrap: str) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        self.client = AdminClient({"bootstrap.servers": bootstrap})
+
+    def ensure_topic(self, name: str, partitions: int) -> None:
+        from confluent_kafka.admin import NewTopic
+
+        if name in self.client.list_topics(timeout=10).topics:
+            return
+        self.client.create_topics([NewTopic(name, partitions, 1)])[name].result(timeout=30)
