@@ -29,6 +29,11 @@ $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml
 demo: $(STAMP)
 	$(BIN)/python -m cdc_lake.demo
 
+# The same through a real Kafka broker: start it, produce the demo workload into topics,
+# `cdc-lake consume`, dbt build, the summary, stop the broker.
+demo-kafka: $(STAMP)
+	$(BIN)/python -m cdc_lake.demo --kafka
+
 # pytest exits 5 when it collects no tests; that is not a failure of the suite.
 test: $(STAMP)
 	$(BIN)/python -m pytest -ra || [ $$? -eq 5 ]

@@ -1,5 +1,7 @@
 """`make demo`: generate the demo workload, land it in all five formats, run `dbt build`, and
-show what was built.
+show what was built. `make demo-kafka` (`--kafka`) takes the road production takes instead: a
+local Kafka broker, the workload produced into its topics by a real producer, `cdc-lake consume`,
+then the same build and summary; the broker is stopped at the end.
 
 Runs in one process: landing, dbt (in-process, session method) and the summary share one Spark
 session, so the JVM starts once.
@@ -26,6 +28,21 @@ def demo_files(folder: Path) -> dict[str, list[Path]]:
     return {fmt: sorted(folder.glob(f"{fmt}*.jsonl")) for fmt in FORMATS}
 
 
+def land_through_kafka(spark, files: dict[str, list[Path]]) -> None:  # noqa: ANN001 - a SparkSession
+    from cdc_lake.consume import DEFAULT_CONFIG, ConsumeSettings, consume, load_rules
+    from cdc_lake.kafka_broker import LocalKafka, produce_dump
+
+    with LocalKafka() as broker:
+        print(f"== a Kafka broker at {broker.bootstrap}; producing the demo data into its topics")
+        sent = produce_dump(broker.bootstrap, [p for paths in files.values() for p in paths])
+        print(f"  {sent} records produced")
+        print("== cdc-lake consume (topics of kafka_topics.yml)")
+        counts = consume(spark, ConsumeSettings(broker.bootstrap, load_rules(DEFAULT_CONFIG)))
+        for fmt, count in counts.items():
+            print(f"  {fmt}: {count} records landed")
+        print("== stopping the broker")
+
+
 def main() -> int:
     apply_defaults()
     from dbt.cli.main import dbtRunner
@@ -34,11 +51,15 @@ def main() -> int:
     from cdc_lake.spark import get_spark
 
     spark = get_spark("cdc_lake demo")
-    print("== landing the demo data")
     from cdc_lake.env import lake_dir
 
-    for fmt, paths in demo_files(lake_dir() / "demo_input").items():
-        print("  " + land(spark, fmt, [str(p) for p in paths]).summary())
+    files = demo_files(lake_dir() / "demo_input")
+    if "--kafka" in sys.argv[1:]:
+        land_through_kafka(spark, files)
+    else:
+        print("== landing the demo data")
+        for fmt, paths in files.items():
+            print("  " + land(spark, fmt, [str(p) for p in paths]).summary())
     print("== dbt build")
     result = dbtRunner().invoke(["build", "--project-dir", str(PROJECT_DIR)])
     if not result.success:
