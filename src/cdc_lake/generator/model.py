@@ -139,6 +139,22 @@ class RowChange:
     after: Image | None
     row: int  # index of the row inside its rows event
     seq: int  # 1-based number of the change in the whole stream
+    # an update that changed the primary key: the old key and its partition hash. MySQL writes one
+    # update row; it is a delete of the old key and an insert of the new one (key_canon).
+    old_key_canon: dict[str, str] | None = None
+    old_partition_hash: int | None = None
+
+    def halves(self) -> list[RowChange]:
+        """A key-changing update as the delete of the old key and the insert of the new one (as
+        Debezium sends it and the change log holds it); any other change as itself."""
+        if self.old_key_canon is None:
+            return [self]
+        assert self.old_partition_hash is not None
+        return [
+            RowChange("d", self.key, self.old_key_canon, self.old_partition_hash, self.before, None, self.row,
+                      self.seq),
+            RowChange("c", self.key, self.key_canon, self.partition_hash, None, self.after, self.row, self.seq),
+        ]
 
     @property
     def image(self) -> Image:

@@ -40,7 +40,11 @@ class TruthWriter:
             text = self._times[epoch_s] = seconds_text(epoch_s)
         return text
 
-    def change(self, ch: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
+    def change(self, change: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
+        for ch in change.halves():
+            self._change(ch, tv, tx, ev)
+
+    def _change(self, ch: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
         self.counts["changes"] += 1
         head = tv.cache.get("truth")
         if head is None:

@@ -32,6 +32,7 @@ from cdc_lake.generator.mysql_types import MICROS
 
 START_EPOCH_S = 1_709_251_200  # 2024-03-01 00:00:00 UTC
 FIRST_EVENT_POS = 4 + 120 + 71  # after the magic number, the format description and previous-GTIDs events
+KEY_CHANGE_RATE = 0.04  # of the updates of tables whose spec allows key changes
 BINLOG_ROTATE_MIN = 200_000  # rotate to the next binlog file after roughly this many bytes (random up to 2x)
 
 
@@ -344,6 +345,9 @@ class Workload:
         for key in keys:
             live = st.live[key]
             before = self._padded(live.image, tv)
+            if st.spec.key_changes and rng.random() < KEY_CHANGE_RATE:
+                self._change_key(st, ev, key, before)
+                continue
             if before is live.image and rng.random() < 0.03:
                 after = before  # a row re-written with the same values: a change that changes nothing
             else:
@@ -359,6 +363,26 @@ class Workload:
             if after is not before:
                 self._close(tv, ch.key_canon, live, now, False)
                 live.image, live.since, live.op = after, now, "u"
+
+    def _change_key(self, st: TableState, ev: RowsEvent, key: tuple[Any, ...], before: Image) -> None:
+        """`UPDATE t SET id = <new> WHERE id = <old>` (sometimes with another column): one update row
+        in the binlog, a delete of the old key and an insert of the new one in the truth."""
+        tv, now = st.version, self.now
+        new_key = st.spec.key_for(st.next_n)
+        st.next_n += 1
+        values = list(before.values)
+        for i, part in zip(tv.pk_idx, new_key, strict=True):
+            values[i] = part
+        if self.rng.random() < 0.5 and st.updatable:
+            i = self.rng.choice(st.updatable)
+            values[i] = self._new_value(tv, i, values[i])
+        after = Image(tv, tuple(values))
+        live = st.remove(key)
+        ch = self._new_change(st, "u", new_key, before, after, ev)
+        ch.old_key_canon = _key_canon(before.canon(), tv)
+        ch.old_partition_hash = key_hash(tv.qualified, "|".join(ch.old_key_canon.values()))
+        self._close(tv, ch.old_key_canon, live, now, True)
+        st.add(new_key, LiveRow(after, now, "c"))
 
     def _new_value(self, tv: TableVersion, i: int, old: Any) -> Any:
         c = tv.columns[i]

@@ -249,7 +249,8 @@ class DebeziumEncoder(Encoder):
             tv = ev.table
             meta = self._meta(tv)
             pos = source_head + str(ev.pos) + ',"row":'
-            for ch in ev.changes:
+            # a key-changing update goes out as Debezium sends it: delete (+ tombstone), create
+            for ch in (half for change in ev.changes for half in change.halves()):
                 payload = (
                     '{"before":'
                     + self._struct(meta, ch.before)

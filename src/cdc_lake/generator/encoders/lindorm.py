@@ -138,7 +138,8 @@ class LindormEncoder(Encoder):
             meta = self._meta(tv)
             source = ',"source":{"version":"' + VERSION + '","db":"' + INSTANCE + '","namespace":' + meta.db_json
             source += ',"table":' + meta.table_json + ',"ts_ms":' + commit_ms + "}}"
-            for ch in ev.changes:
+            # a key-changing update as a delete of the old key and a create of the new one
+            for ch in (half for change in ev.changes for half in change.halves()):
                 captured = self.capture_ms(tx.commit_s)
                 payload = (
                     '{"op":"'
