@@ -13,6 +13,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta, timezone
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,8 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
     value = rec["payload"]
     if value is None or value == '{"schema":null,"payload":null}':
         return []  # tombstones
-    obj = json.loads(value)
+    # numbers as Decimal: a Connect Decimal sent as a JSON number (decimal.format=NUMERIC) keeps its digits
+    obj = json.loads(value, parse_float=Decimal)
     if "ddl" in obj:
         return []
     payload = obj["payload"]
@@ -152,6 +154,10 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
             return None
         name = field.get("name")
         params = field.get("parameters", {})
+        if name == "org.apache.kafka.connect.data.Decimal" and not isinstance(v, str):
+            # a JSON number: the decimal itself, written with its scale
+            unscaled = Decimal(v).scaleb(int(params["scale"]), Context(prec=100))
+            return decimal_from_unscaled(int(unscaled), int(params["scale"]))
         if name == "org.apache.kafka.connect.data.Decimal":
             return decimal_from_unscaled(int.from_bytes(base64.b64decode(v), "big", signed=True), int(params["scale"]))
         if name == "io.debezium.time.Date":

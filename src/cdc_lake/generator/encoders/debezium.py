@@ -5,11 +5,17 @@ value = {schema, payload: {before, after, source, op, ts_ms}} in Kafka Connect's
 A delete is followed by a tombstone on the same key: mostly dtle's value text
 `{"schema":null,"payload":null}`, sometimes a Kafka null value (Debezium proper). The ALTER goes to
 the schema-change topic `cdclake.schema-changes` (key null) as dtle writes it.
+
+The tables of NUMERIC_DECIMAL_TABLES come from a second connector whose JsonConverter has
+`decimal.format=NUMERIC`: their Connect Decimals (decimal columns, and BIGINT UNSIGNED in
+Debezium's precise mode) are JSON numbers with all their digits instead of base64 text. Short
+integers such as `1234` are valid base64 too: a decoder must go by the JSON type.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from random import Random
 from typing import Any
@@ -90,11 +96,32 @@ def _json_compact(text: str) -> str:
     return _compact(json.loads(text))
 
 
-def converter(t: ColType) -> tuple[dict[str, Any], Callable[[Any], Any]]:
-    """(Connect schema without optional/field, native value -> JSON value) per Debezium's MySQL mapping."""
+NUMERIC_DECIMAL_TABLES = {("shop", "orders"), ("crm", "contacts")}
+# A JSON number is written as this marker string, then unquoted (the JSON encoder has no raw numbers).
+_NUMBER_MARK = "\u0001#"
+_MARKED_NUMBER = re.compile(r'"\\u0001#(-?[0-9.]+)"')
+
+
+def _decimal_text(unscaled: int, scale: int) -> str:
+    """The exact decimal text of an unscaled integer: (-1250, 2) -> "-12.50"."""
+    digits = str(abs(unscaled)).rjust(scale + 1, "0")
+    text = digits if scale == 0 else digits[:-scale] + "." + digits[-scale:]
+    return ("-" if unscaled < 0 else "") + text
+
+
+def unmark_numbers(text: str) -> str:
+    """The JSON text with the marked Decimals as JSON numbers (decimal.format=NUMERIC)."""
+    return _MARKED_NUMBER.sub(r"\1", text) if "\\u0001#" in text else text
+
+
+def converter(t: ColType, numeric_decimals: bool = False) -> tuple[dict[str, Any], Callable[[Any], Any]]:
+    """(Connect schema without optional/field, native value -> JSON value) per Debezium's MySQL mapping;
+    `numeric_decimals`: Connect Decimals as (marked) JSON numbers, see `unmark_numbers`."""
     k = t.kind
     if k == INT:
         if t.unsigned and t.bits == 64:  # bigint.unsigned.handling.mode=precise
+            if numeric_decimals:
+                return _decimal_schema(0, 20), lambda v: _NUMBER_MARK + str(v)
             return _decimal_schema(0, 20), lambda v: b64(twos_complement(v))
         if t.bits <= 16:
             type_ = "int16" if t.bits == 8 or not t.unsigned else "int32"
@@ -104,6 +131,8 @@ def converter(t: ColType) -> tuple[dict[str, Any], Callable[[Any], Any]]:
             type_ = "int64"
         return {"type": type_}, lambda v: v
     if k == DECIMAL:
+        if numeric_decimals:
+            return _decimal_schema(t.scale, t.precision), lambda v: _NUMBER_MARK + _decimal_text(v, t.scale)
         return _decimal_schema(t.scale, t.precision), lambda v: b64(twos_complement(v))
     if k in (VARCHAR, TEXT):
         return {"type": "string"}, lambda v: v
@@ -159,7 +188,8 @@ class _TableMeta:
         self.topic = prefix
         self.db_json = encode(tv.database)
         self.table_json = encode(tv.table)
-        convs = [converter(c.type) for c in tv.columns]
+        self.numeric = (tv.database, tv.table) in NUMERIC_DECIMAL_TABLES
+        convs = [converter(c.type, self.numeric) for c in tv.columns]
         self.names = tv.names
         self.fns = [fn for _, fn in convs]
         fields = [_field_schema(base, c.nullable, c.name) for c, (base, _) in zip(tv.columns, convs, strict=True)]
@@ -208,11 +238,13 @@ class DebeziumEncoder(Encoder):
         if struct is None:
             struct = image.store(
                 FMT,
-                encode(
-                    {
-                        name: None if v is None else fn(v)
-                        for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
-                    }
+                unmark_numbers(
+                    encode(
+                        {
+                            name: None if v is None else fn(v)
+                            for name, fn, v in zip(meta.names, meta.fns, image.values, strict=True)
+                        }
+                    )
                 ),
             )
         return struct
@@ -261,7 +293,7 @@ class DebeziumEncoder(Encoder):
                     + source_tail % (meta.db_json, meta.table_json, ch.op)
                 )
                 values = ch.image.values
-                key = (meta.key, encode({name: fn(values[i]) for name, fn, i in meta.pk}))
+                key = (meta.key, unmark_numbers(encode({name: fn(values[i]) for name, fn, i in meta.pk})))
                 partition = ch.partition_hash % PARTITIONS
                 emit(meta.topic, partition, key, (meta.value, payload), captured, CHANGE)
                 self.rows += 1
