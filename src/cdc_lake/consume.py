@@ -134,17 +134,22 @@ def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule) -> 
     )
 
 
-def _land_batch(fmt: str) -> Callable[[DataFrame, int], None]:
-    """The foreachBatch callback of a format's query."""
+def _land_batch(spark: SparkSession, fmt: str, landed: dict[str, int]) -> Callable[[DataFrame, int], None]:
+    """The foreachBatch callback of a format's query. The MERGE runs in `spark`, the session that
+    started the query, not in the query's own clone: a session caches the Iceberg tables it has
+    read, so a write through another session would stay unseen by the caller's next read."""
 
     def land(batch: DataFrame, batch_id: int) -> None:
-        # global temp views, as in `landing.land`: local ones show in the table lists dbt reads
+        # one read of the batch from Kafka, whatever the MERGE does with it
+        batch = batch.persist()
+        # a global temp view, as in `landing.land`: local ones show in the table lists dbt reads
         name = f"cdc_lake_consume_{fmt}"
         batch.createOrReplaceGlobalTempView(name)
         try:
-            merge_batch(batch.sparkSession, fmt, f"global_temp.{name}")
+            landed[fmt] = landed.get(fmt, 0) + merge_batch(spark, fmt, f"global_temp.{name}")
         finally:
-            batch.sparkSession.catalog.dropGlobalTempView(name)
+            spark.catalog.dropGlobalTempView(name)
+            batch.unpersist()
 
     return land
 
@@ -198,11 +203,12 @@ def _progress_line(fmt: str, query: StreamingQuery) -> str | None:
 
 
 def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | None = sys.stderr) -> dict[str, int]:
-    """Run one streaming query per format until the broker's current end (or for ever with
-    `follow`); returns the number of records each format's query read."""
+    """Run one streaming query per format until the broker's current end (or until
+    `settings.stop` with `follow`); returns how many new records each format landed."""
     spark.sql(f"create database if not exists {quote_identifier(raw_schema())}")
     spark.sql(f"create table if not exists {end_offsets_table()} ({END_OFFSETS_COLUMNS}) using iceberg")
     queries: dict[str, StreamingQuery] = {}
+    landed: dict[str, int] = {}
     try:
         for rule in settings.rules:
             ensure_raw_table(spark, rule.fmt)
@@ -210,7 +216,7 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
                 _stream(spark, settings, rule)
                 .writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
                 .option("checkpointLocation", str(settings.checkpoint_root / rule.fmt))
-                .foreachBatch(_land_batch(rule.fmt))
+                .foreachBatch(_land_batch(spark, rule.fmt, landed))
             )
             if settings.follow:
                 writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
@@ -235,9 +241,7 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
             if query.exception() is not None:
                 raise ConsumeError(f"{fmt}: {query.exception()}")
         _record_end_offsets(spark, list(queries.values()))
-        return {
-            fmt: sum(int(p.get("numInputRows", 0)) for p in query.recentProgress) for fmt, query in queries.items()
-        }
+        return {rule.fmt: landed.get(rule.fmt, 0) for rule in settings.rules}
     finally:
         for query in queries.values():
             if query.isActive:

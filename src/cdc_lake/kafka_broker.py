@@ -131,6 +131,9 @@ class LocalKafka:
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
                 "group.initial.rebalance.delay.ms=0",
+                # records keep their source timestamps (often old, as in dumps and the simulator):
+                # nothing ages out unless a topic asks for it
+                "log.retention.ms=-1",
                 "log.retention.check.interval.ms=5000",
                 "log.cleaner.backoff.ms=1000",
                 "",
@@ -265,7 +268,8 @@ def produce_dump(bootstrap: str, paths: list[Path], create_topics: bool = True) 
         broker = _Admin(bootstrap)
         for topic, count in sorted(partitions.items()):
             broker.ensure_topic(topic, count)
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    # log_level 3: errors only (librdkafka prints retries while a new broker loads its coordinators)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20, "log_level": 3})
     for record in records:
         headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
         while True:
