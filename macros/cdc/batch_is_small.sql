@@ -6,10 +6,10 @@
         the whole change log or table on the other side of the join instead. The row count keeps
         the hint off for a batch so large that broadcasting its keys could exhaust driver memory.
         One count over the pruned scan of the new files. -#}
-    {%- if not execute or not is_incremental() or watermark | int < 0 -%}
+    {%- if not execute or not is_incremental() or is_first_build(watermark) -%}
         {{ return(false) }}
     {%- endif -%}
     {%- set counted = run_query(
-        'select count(*) from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ watermark) -%}
+        'select count(*) from ' ~ relation ~ ' where ' ~ landed_after(watermark, column)) -%}
     {{ return(counted.columns[0].values()[0] <= var('cdc_broadcast_max_rows', 200000) | int) }}
 {% endmacro %}

@@ -1,7 +1,7 @@
 {% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
-        after `watermark` (see landing_watermark), as `<column> > <literal>` so Iceberg skips older
-        files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
+        after `watermark` (landing_watermark, or landing_watermarks for an input that mixes
+        formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
         is written into the model's SQL as a batch marker that source_is_empty reads:
         - rows landed: the write runs at once, without first computing the batch to see if it is
           empty (that probe would compute the whole batch a second time);
@@ -9,15 +9,15 @@
           the write is skipped (no new Iceberg snapshot).
         A full or first build reads everything and carries no marker. `mark_batch=false` leaves the
         marker out (and skips the query) for a model whose batch has rows from another input too. -#}
-    {%- if not mark_batch or not execute or not is_incremental() or watermark | int < 0 -%}
-        {{ return(column ~ ' > ' ~ watermark) }}
+    {%- set condition = landed_after(watermark, column) -%}
+    {%- if not mark_batch or not execute or not is_incremental() or is_first_build(watermark) -%}
+        {{ return(condition) }}
     {%- endif -%}
-    {%- set probe = run_query(
-        'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ watermark ~ ' limit 1') -%}
+    {%- set probe = run_query('select 1 from ' ~ relation ~ ' where ' ~ condition ~ ' limit 1') -%}
     {%- if probe | length == 0 -%}
         {{ return('false /* ' ~ batch_marker(false) ~ ' */') }}
     {%- endif -%}
-    {{ return(column ~ ' > ' ~ watermark ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
+    {{ return(condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
 {% endmacro %}
 
 {% macro batch_marker(has_new_rows) %}

@@ -16,7 +16,7 @@ with new_changes as (
 
     select *
     from {{ ref('int_changes_unioned') }}
-    where {{ landed_since_last_build(ref('int_changes_unioned'), landing_watermark()) }}
+    where {{ landed_since_last_build(ref('int_changes_unioned'), landing_watermarks()) }}
 
 ),
 

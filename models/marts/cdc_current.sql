@@ -23,7 +23,7 @@ with new_changes as (
     select *
     from {{ ref('cdc_changelog') }}
     -- with a retention period, expiring delete markers make a batch without new changes
-    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermark('last_landing_seq'),
+    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermarks('last_landing_seq'),
                                      mark_batch=retention_days is none) }}
 
 ),

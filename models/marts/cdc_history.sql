@@ -24,7 +24,7 @@
 
 {%- set keys = ['source_system', 'database_name', 'table_name', 'row_key'] %}
 {%- set key_columns = keys | join(', ') %}
-{%- set watermark = landing_watermark('last_landing_seq') %}
+{%- set watermark = landing_watermarks('last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 
@@ -59,7 +59,7 @@ touched_keys as (
         from {{ ref('cdc_changelog') }} as changes
         left semi join touched_keys
             on {{ join_on_keys('changes', 'touched_keys', keys) }}
-        where changes.landing_seq <= {{ watermark }}
+        where not {{ landed_after(watermark, 'changes.landing_seq', 'changes.source_format') }}
         group by {{ key_columns }}
 
     ),

@@ -18,7 +18,7 @@ with new_rejects as (
         record_kind = 'rejected'
         -- no batch marker: most landings hold no reject, and the write's own probe of this plain
         -- filter is cheap and keeps such runs from making empty snapshots
-        and landing_seq > {{ landing_watermark() }}
+        and {{ landed_after(landing_watermarks()) }}
 
 ),
 

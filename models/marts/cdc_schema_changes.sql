@@ -14,7 +14,7 @@ with new_schema_changes as (
 
     select *
     from {{ ref('int_schema_changes_unioned') }}
-    where {{ landed_since_last_build(ref('int_schema_changes_unioned'), landing_watermark()) }}
+    where {{ landed_since_last_build(ref('int_schema_changes_unioned'), landing_watermarks()) }}
 
 ),
 
