@@ -10,7 +10,7 @@ records, landed in three batches with a build after each.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -33,8 +33,14 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+KEYLESS = "<keyless: identified by its image>"
+
+
 def row_key(key: dict[str, str]) -> str:
-    """The change log's canonical row key: the value, or a JSON array in key-name order."""
+    """The change log's canonical row key: the value, or a JSON array in key-name order. A keyless
+    table's rows are compared by their images (the pipeline's key is a hash of the image)."""
+    if not key:
+        return KEYLESS
     if len(key) == 1:
         return next(iter(key.values()))
     return json.dumps([key[k] for k in sorted(key)], separators=(",", ":"), ensure_ascii=False)
@@ -70,18 +76,19 @@ class Truth:
             out[column] = value
         return json.dumps(out, sort_keys=True, ensure_ascii=False)
 
-    def expected_current(self, fmt: str) -> set[tuple]:
+    def expected_current(self, fmt: str) -> Counter:
+        """Live rows as a multiset: a keyless table may hold identical rows."""
         tables = self.carried_by(fmt)
-        return {
+        return Counter(
             (r["database"], r["table"], row_key(r["key"]), self.normal(r["database"], r["table"], r["image"]))
             for r in self.current if (r["database"], r["table"]) in tables
-        }
+        )
 
     def expected_history(self, fmt: str) -> list[tuple]:
         tables = self.carried_by(fmt)
         return sorted(
             (v["database"], v["table"], row_key(v["key"]), self.normal(v["database"], v["table"], v["image"]),
-             v["valid_from"], v["valid_to"], v["closed_by_delete"])
+             v["valid_from"], v["valid_to"], v["closed_by_delete"], v.get("row_count", 1))
             for v in self.history if (v["database"], v["table"]) in tables
         )
 
@@ -90,26 +97,26 @@ def text_ts(value) -> str | None:
     return None if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def actual_current(lake: Lake, truth: Truth, fmt: str) -> set[tuple]:
+def actual_current(lake: Lake, truth: Truth, fmt: str) -> Counter:
     rows = lake.rows(
-        f"select database_name, table_name, row_key, image from {{schema}}.cdc_current "
+        f"select database_name, table_name, row_key, image, is_keyless, row_count from {{schema}}.cdc_current "
         f"where source_format = '{fmt}' and not is_deleted"
     )
-    return {
-        (db, table, r["row_key"], truth.normal(db, table, r["image"]))
+    return Counter({
+        (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"])): r["row_count"]
         for r in rows
         for db, table in [(r["database_name"], r["table_name"])]
-    }
+    })
 
 
 def actual_history(lake: Lake, truth: Truth, fmt: str) -> list[tuple]:
     rows = lake.rows(
-        f"select database_name, table_name, row_key, image, valid_from, valid_to, closed_by_delete "
-        f"from {{schema}}.cdc_history where source_format = '{fmt}'"
+        f"select database_name, table_name, row_key, image, valid_from, valid_to, closed_by_delete, is_keyless, "
+        f"row_count from {{schema}}.cdc_history where source_format = '{fmt}'"
     )
     return sorted(
-        (db, table, r["row_key"], truth.normal(db, table, r["image"]),
-         text_ts(r["valid_from"]), text_ts(r["valid_to"]), r["closed_by_delete"])
+        (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"]),
+         text_ts(r["valid_from"]), text_ts(r["valid_to"]), r["closed_by_delete"], r["row_count"])
         for r in rows
         for db, table in [(r["database_name"], r["table_name"])]
     )
@@ -145,22 +152,28 @@ def test_changelog_equals_the_truth_row_by_row(clean_run):
     """Per format and row: the same changes, in the same order, with the same images and commit times."""
     lake, truth = clean_run
     rows = lake.rows(
-        "select source_format, database_name, table_name, row_key, op, before, after, commit_ts "
+        "select source_format, database_name, table_name, row_key, is_keyless, op, before, after, commit_ts "
         "from {schema}.cdc_changelog order by change_order, change_id"
     )
+
+    def identity(db: str, table: str, key: str, before: dict | None, after: dict | None) -> tuple:
+        # a keyless row is its image
+        return (db, table, key) if key != KEYLESS else (db, table, truth.normal(db, table, after or before))
+
     for fmt in FORMATS:
         tables = truth.carried_by(fmt)
         actual, expected = defaultdict(list), defaultdict(list)
         for r in rows:
             if r["source_format"] == fmt:
                 db, table = r["database_name"], r["table_name"]
-                actual[(db, table, r["row_key"])].append(
+                key = KEYLESS if r["is_keyless"] else r["row_key"]
+                actual[identity(db, table, key, r["before"], r["after"])].append(
                     (r["op"], truth.normal(db, table, r["before"]), truth.normal(db, table, r["after"]),
                      text_ts(r["commit_ts"]))
                 )
         for c in truth.changes:
             if (c["database"], c["table"]) in tables:
-                expected[(c["database"], c["table"], row_key(c["key"]))].append(
+                expected[identity(c["database"], c["table"], row_key(c["key"]), c["before"], c["after"])].append(
                     (c["op"], truth.normal(c["database"], c["table"], c["before"]),
                      truth.normal(c["database"], c["table"], c["after"]), c["commit_time"])
                 )

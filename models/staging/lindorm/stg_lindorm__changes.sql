@@ -51,9 +51,10 @@ final as (
         kafka_offset,
         0 as row_in_message,
         landing_seq,
-        -- no position: the same content is the same change
+        -- no position: the same content is the same change (also the same capture time, ts_ms, so
+        -- two identical rows of a keyless table written in one millisecond stay two changes)
         {{ change_id(["'lindorm'", 'source_system', 'database_name', 'table_name', 'op',
-                      'msg.source.ts_ms',
+                      'msg.source.ts_ms', 'msg.ts_ms',
                       "coalesce(to_json(array_sort(map_entries(before))), 'null')",
                       "coalesce(to_json(array_sort(map_entries(after))), 'null')"]) }} as change_id
     from keyed

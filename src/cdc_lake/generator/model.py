@@ -143,6 +143,20 @@ class RowChange:
     # update row; it is a delete of the old key and an insert of the new one (key_canon).
     old_key_canon: dict[str, str] | None = None
     old_partition_hash: int | None = None
+    keyless: bool = False  # a row of a table without primary key (identified by its image)
+
+    def truth_halves(self) -> list[RowChange]:
+        """The change as the change log holds it: a key-changing update, or an update that alters a
+        keyless row (whose identity is its image), as a delete and an insert; else itself."""
+        if self.keyless and self.op == "u" and self.before is not None and self.after is not None:
+            if self.before.canon() != self.after.canon():
+                return [
+                    RowChange("d", self.key, {}, self.partition_hash, self.before, None, self.row, self.seq,
+                              keyless=True),
+                    RowChange("c", self.key, {}, self.partition_hash, None, self.after, self.row, self.seq,
+                              keyless=True),
+                ]
+        return self.halves()
 
     def halves(self) -> list[RowChange]:
         """A key-changing update as the delete of the old key and the insert of the new one (as

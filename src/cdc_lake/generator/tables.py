@@ -85,6 +85,11 @@ class TableSpec:
     # others refer to (orders, by order_items) keep theirs
     key_changes: bool = False
 
+    @property
+    def keyless(self) -> bool:
+        """A table without primary key: `key_for` numbers row instances, identical rows may repeat."""
+        return not self.version.pk_names
+
 
 def build_tables() -> list[TableSpec]:
     customers = TableVersion(
@@ -158,7 +163,19 @@ def build_tables() -> list[TableSpec]:
         ),
         ("contact_id",),
     )
+    # no primary key: a log table holding identical rows now and then
+    audit_log = TableVersion(
+        "shop",
+        "audit_log",
+        (
+            _col("event", enum_type("login", "logout", "refund"), None, nullable=False),
+            _col("amount", decimal_type(10, 2), None),
+            _col("note", varchar_type(40), V.text_gen(40), null_rate=0.5),
+        ),
+        (),
+    )
     specs = [
+        TableSpec(audit_log, lambda n: (n,), 0.08),
         TableSpec(customers, lambda n: (1 + n,), 0.3, frozen=("created_at",), key_changes=True),
         TableSpec(orders, lambda n: (order_id_for(n),), 0.3, frozen=("placed_at",)),
         TableSpec(order_items, lambda n: (order_id_for(n // 3), n % 3 + 1), 0.25),

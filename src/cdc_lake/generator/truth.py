@@ -41,7 +41,7 @@ class TruthWriter:
         return text
 
     def change(self, change: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
-        for ch in change.halves():
+        for ch in change.truth_halves():
             self._change(ch, tv, tx, ev)
 
     def _change(self, ch: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
@@ -124,8 +124,10 @@ class TruthWriter:
         valid_to: int | None,
         op: str,
         closed_by_delete: bool,
+        row_count: int = 1,
     ) -> None:
-        """One history version; `image` may be given as its JSON text already."""
+        """One history version; `image` may be given as its JSON text already. `row_count`: how
+        many identical rows the version stands for (a keyless table's; 1 for a keyed row)."""
         self.counts["versions"] += 1
         self._history.write(
             '{"database":'
@@ -144,6 +146,8 @@ class TruthWriter:
             + op
             + '","closed_by_delete":'
             + ("true" if closed_by_delete else "false")
+            + ',"row_count":'
+            + str(row_count)
             + "}\n"
         )
 

@@ -70,7 +70,8 @@ class _TableMeta:
         self.head = '"database":' + encode(tv.database)
         self.mysql_type = encode({c.name: c.type.mysql_type for c in tv.columns})
         self.sql_type = encode({c.name: sql_type(c.type) for c in tv.columns})
-        self.pk_names = encode(list(tv.pk_names))
+        # Canal writes `pkNames: null` for a table without primary key
+        self.pk_names = encode(list(tv.pk_names)) if tv.pk_names else "null"
         self.table = encode(tv.table)
         self.numeric = frozenset(i for i, c in enumerate(tv.columns) if c.type.kind in (ENUM, SET))
 

@@ -293,7 +293,10 @@ class DebeziumEncoder(Encoder):
                     + source_tail % (meta.db_json, meta.table_json, ch.op)
                 )
                 values = ch.image.values
-                key = (meta.key, unmark_numbers(encode({name: fn(values[i]) for name, fn, i in meta.pk})))
+                # a table without primary key: records without a Kafka key
+                key = (meta.key, unmark_numbers(encode({name: fn(values[i]) for name, fn, i in meta.pk}))) if (
+                    meta.pk
+                ) else None
                 partition = ch.partition_hash % PARTITIONS
                 emit(meta.topic, partition, key, (meta.value, payload), captured, CHANGE)
                 self.rows += 1

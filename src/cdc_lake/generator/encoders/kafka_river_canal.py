@@ -26,7 +26,8 @@ class _TableMeta:
         self.cols = [(c.name, c.type.mysql_type) for c in tv.columns]
         # `{"n":...,"t":...,` of every column, encoded once
         self.heads = ['{"n":' + encode(name) + ',"t":' + encode(type_) + "," for name, type_ in self.cols]
-        self.tail = ',"keys":' + encode(list(tv.pk_names)) + "}"
+        # no `keys` for a table without primary key
+        self.tail = (',"keys":' + encode(list(tv.pk_names)) if tv.pk_names else "") + "}"
         self.head = ',"db":' + encode(tv.database) + ',"table":' + encode(tv.table) + ',"event":"'
 
 

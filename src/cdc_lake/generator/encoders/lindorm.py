@@ -154,7 +154,7 @@ class LindormEncoder(Encoder):
                 )
                 key = encode(
                     {name: ch.key_canon[name] if fn is None else fn(ch.image.values[i]) for name, fn, i in meta.pk}
-                )
+                ) if meta.pk else None  # no Kafka key for a table without primary key
                 emit(meta.topic, ch.partition_hash % PARTITIONS, key, (meta.value, payload), captured, CHANGE)
                 self.rows += 1
 
