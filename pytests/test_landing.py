@@ -27,7 +27,16 @@ def test_parse_kcat_line_reasons():
         "kafka_timestamp_ms": None,
         "kafka_key": None,
         "kafka_value": "x",
+        "kafka_headers": None,
     }
+    # kcat -J prints headers as one flat list: name, value, name, value, ...
+    with_headers = parse_kcat_line(
+        '{"topic":"t","partition":0,"offset":1,"headers":["__debezium.oldkey","{\\"id\\":1}","h2",null],"payload":"x"}'
+    )
+    assert with_headers["kafka_headers"] == [
+        {"key": "__debezium.oldkey", "value": '{"id":1}'},
+        {"key": "h2", "value": None},
+    ]
     for line, reason in [
         ("{not json", "not JSON"),
         ("[1, 2]", "not a JSON object"),

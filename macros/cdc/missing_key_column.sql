@@ -1,7 +1,14 @@
 {% macro missing_key_column(image, key_columns) %}
     {#- The first key column that has no value in a row image, or null when the key is complete.
+        A key list holding a null name (`"pkNames": [null]`) is reported too, as `<null name>`.
         `image` is a map<string,string>, `key_columns` an array<string>; both are repeated. -#}
-    element_at(filter({{ key_columns }}, mk_col -> {{ image }}[mk_col] is null), 1)
+    element_at(
+        transform(
+            filter({{ key_columns }}, mk_col -> mk_col is null or {{ image }}[mk_col] is null),
+            mk_col -> coalesce(mk_col, '<null name>')
+        ),
+        1
+    )
 {%- endmacro %}
 
 

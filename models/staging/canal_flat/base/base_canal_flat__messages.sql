@@ -65,7 +65,15 @@ keyed as (
                 r -> {{ missing_key_column('r', table_key_columns('msg.pkNames', 'msg.database', 'msg.`table`')) }}
             ),
             c -> c is not null
-        ), 1) as missing_key_column
+        ), 1) as missing_key_column,
+        -- the first value of a numeric column that is no number, in any row or before image
+        element_at(filter(
+            transform(
+                concat(coalesce(msg.data, array()), coalesce(msg.old, array())),
+                r -> {{ malformed_number_reason('r', 'msg.mysqlType', 'msg.database', 'msg.`table`') }}
+            ),
+            reason -> reason is not null
+        ), 1) as malformed_number_reason
     from exploded
 
 ),
@@ -88,6 +96,7 @@ classified as (
                         when msg.es is null then 'DML without execute time (es)'
                         when missing_key_column is not null
                             then {{ missing_key_reason('missing_key_column', 'msg.database', 'msg.`table`') }}
+                        when malformed_number_reason is not null then malformed_number_reason
                         when
                             upper(msg.type) = 'UPDATE' and msg.old is not null
                             and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'

@@ -75,6 +75,18 @@ images_read as (
 
 ),
 
+values_checked as (
+
+    select
+        *,
+        coalesce(
+            {{ malformed_number_reason('row_values', 'column_types', 'msg.db', 'msg.`table`') }},
+            {{ malformed_number_reason('old_values', 'column_types', 'msg.db', 'msg.`table`') }}
+        ) as malformed_number_reason
+    from images_read
+
+),
+
 classified as (
 
     select
@@ -90,11 +102,12 @@ classified as (
             when not columns_well_formed then 'column without a name or named twice'
             when {{ missing_key_column('row_values', 'key_columns') }} is not null
                 then {{ missing_key_reason(missing_key_column('row_values', 'key_columns'), 'msg.db', 'msg.`table`') }}
+            when malformed_number_reason is not null then malformed_number_reason
             when binlog_position.file_no is null or binlog_position.pos is null
                 then concat('unreadable binlog position: ', coalesce(msg.binlog, '<missing>'))
             when msg.time is null then 'DML without commit time (time)'
         end as reject_reason
-    from images_read
+    from values_checked
 
 ),
 

@@ -90,7 +90,11 @@ keyed as (
 
     select
         *,
-        case when message_type = 'DELETE' then old_values else new_values end as key_values
+        case when message_type = 'DELETE' then old_values else new_values end as key_values,
+        coalesce(
+            {{ malformed_number_reason('new_values', 'column_types', 'database_name', 'table_name') }},
+            {{ malformed_number_reason('old_values', 'column_types', 'database_name', 'table_name') }}
+        ) as malformed_number_reason
     from images_read
 
 ),
@@ -119,6 +123,7 @@ classified as (
                         then {{ missing_key_reason(
                             missing_key_column('key_values', 'key_columns'), 'database_name', 'table_name'
                         ) }}
+                    when malformed_number_reason is not null then malformed_number_reason
                     when binlog_position.file_no is null or binlog_position.pos is null
                         then concat('unreadable position: ', coalesce(msg.position, '<missing>'))
                     when msg.timestamp is null then 'DML without timestamp'

@@ -1,0 +1,43 @@
+{% macro malformed_number_column(image, column_types) %}
+    {#- The first column of a row image (MySQL text values) whose declared type is an integer,
+        decimal or floating-point type but whose value is not a number at all, or null when every
+        such value reads as one. A MySQL server never sends such a value: the record is corrupt and
+        is rejected, rather than passing `x` on as an INT. Range is not checked here (a number out
+        of its type's range is left to the `numeric_values_in_range` test). Both arguments are
+        repeated: pass columns. -#}
+    element_at(filter(
+        sort_array(map_keys({{ image }})),
+        mn_col -> {{ image }}[mn_col] is not null
+            and case regexp_extract(lower(trim(({{ column_types }})[mn_col])), '^([a-z]+)', 1)
+                when 'tinyint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'smallint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'mediumint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'int' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'integer' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'bigint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
+                when 'decimal' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
+                when 'numeric' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
+                when 'dec' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
+                when 'fixed' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
+                when 'float' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+                when 'double' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+                when 'real' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+                else false
+            end
+    ), 1)
+{%- endmacro %}
+
+
+{% macro malformed_number_reason(image, column_types, database_name, table_name) %}
+    {#- The reject reason for a row image with a `malformed_number_column`, in words a user can
+        act on; null when the image has none. -#}
+    element_at(transform(
+        array({{ malformed_number_column(image, column_types) }}),
+        mn_bad -> case when mn_bad is not null then concat(
+            'column ', mn_bad, ' of ', {{ database_name }}, '.', {{ table_name }}, ' is declared ',
+            ({{ column_types }})[mn_bad], ' but holds ', substr({{ image }}[mn_bad], 1, 40),
+            ', which is not a number: the producer sent a corrupt row image; fix the producer',
+            ' (the record cannot be applied)'
+        ) end
+    ), 1)
+{%- endmacro %}
