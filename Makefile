@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka test test-slow test-kafka unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench clean-lake clean
+.PHONY: setup demo demo-kafka test test-slow test-kafka unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -77,6 +77,11 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench --size $(SIZE) $(BENCH_ARGS)
+
+# Landing from Kafka against kafka-consumer-perf-test on the same topic (docs/benchmarks.md).
+BENCH_KAFKA_ARGS ?= --changes 100000 --runs 3
+bench-kafka: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.kafka_landing $(BENCH_KAFKA_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests

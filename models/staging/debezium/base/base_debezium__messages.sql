@@ -125,6 +125,8 @@ classified as (
                 envelope is null or envelope._corrupt is not null
                 or (payload.before is not null and before_sent is null)
                 or (payload.after is not null and after_sent is null)
+                or {{ sent_as_json_string('payload.before', 'kafka_value') }}
+                or {{ sent_as_json_string('payload.after', 'kafka_value') }}
                 then 'malformed JSON or a field of the wrong type'
             when payload.ddl is not null then null
             when payload.op is null and upper(payload.status) in ('BEGIN', 'END') then null

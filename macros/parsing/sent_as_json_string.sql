@@ -1,0 +1,11 @@
+{% macro sent_as_json_string(field_text, raw_json) %}
+    {#- True when a field read as text (an envelope's `before`/`after`, kept as JSON text to decode
+        its values by JSON type) was sent as a JSON *string* holding object text (`"after":"{\"id\":1}"`)
+        rather than as an object: the JSON string literal of the text stands in the raw record. An
+        object's compact text never appears there as a string literal, short of a value that
+        quotes the whole image. Such a double-encoded image is a field of the wrong type. -#}
+    (
+        {{ field_text }} is not null
+        and instr({{ raw_json }}, regexp_extract(to_json(array({{ field_text }})), '^\\[(.*)\\]$', 1)) > 0
+    )
+{%- endmacro %}
