@@ -1,6 +1,6 @@
 -- Every parsed raw record of every format with what it turned out to be (dml, ddl, control,
--- rejected, or filtered: a dml/ddl record of a table the project's table filter excludes, see
--- macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
+-- rejected, or filtered: a dml, ddl or malformed record of a table the project's table filter
+-- excludes, see macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
 
 with canal_flat as (
 
@@ -111,6 +111,20 @@ unioned as (
 
 ),
 
+classified as (
+
+    select
+        *,
+        -- a table the filter excludes is filtered whatever its records hold: a malformed record
+        -- of an excluded table is not the user's concern. One without a table name cannot be
+        -- matched and keeps its kind (rejected, or a control record).
+        record_kind in ('dml', 'ddl', 'rejected')
+        and (record_kind != 'rejected' or table_name is not null)
+        and not {{ cdc_table_included('database_name', 'table_name') }} as is_filtered
+    from unioned
+
+),
+
 final as (
 
     select
@@ -123,14 +137,10 @@ final as (
         landed_at,
         database_name,
         table_name,
-        case
-            when record_kind in ('dml', 'ddl') and not {{ cdc_table_included('database_name', 'table_name') }}
-                then 'filtered'
-            else record_kind
-        end as record_kind,
-        reject_reason,
-        rejected_value
-    from unioned
+        case when is_filtered then 'filtered' else record_kind end as record_kind,
+        case when not is_filtered then reject_reason end as reject_reason,
+        case when not is_filtered then rejected_value end as rejected_value
+    from classified
 
 )
 
