@@ -148,6 +148,10 @@ def labels_of(mysql_type: str) -> list[str]:
     return [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", mysql_type)]
 
 
+# MySQL types whose text is bytes: the spatial types are MySQL's internal value (SRID + WKB)
+BINARY_TYPES = ("blob", "point", "geometry", "linestring", "polygon")
+
+
 def from_mysql_text(mysql_type: str, text: str | None, binary: str) -> str | None:
     """Canonical text of a value printed as MySQL text (Canal, KafkaRiverCanal, DTS)."""
     if text is None:
@@ -155,7 +159,7 @@ def from_mysql_text(mysql_type: str, text: str | None, binary: str) -> str | Non
     base = mysql_type.split("(")[0].split(" ")[0]
     if base in ("datetime", "timestamp", "time"):
         return trim_fraction(text)
-    if base == "blob":
+    if base in BINARY_TYPES:
         return text[2:] if binary == "0x" else text.encode("latin-1").hex()
     if base == "enum" and text.isdigit():
         return labels_of(mysql_type)[int(text) - 1]
@@ -205,6 +209,9 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
             return time_from_micros(v)
         if name == "io.debezium.data.Bits":
             return str(int.from_bytes(base64.b64decode(v), "little"))
+        if name == "io.debezium.data.geometry.Geometry":
+            srid = (v["srid"] or 0).to_bytes(4, "little")
+            return (srid + base64.b64decode(v["wkb"])).hex()
         if name == "io.debezium.data.Json":
             assert ", " not in v or '"' in v  # compact text: the documented exception
             return mysql_json(v)
@@ -231,7 +238,10 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
             "key": {k: canon(key_fields[k], v) for k, v in key["payload"].items()},
             "before": image(payload["before"]),
             "after": image(payload["after"]),
-            "order": (int(source["file"].rsplit(".", 1)[1]), source["pos"], source["row"]),
+            # an embedded engine's zero positions order nothing: commit time, then the Kafka offset
+            "order": (int(source["file"].rsplit(".", 1)[1]), source["pos"], source["row"])
+            if source["file"]
+            else (0, 0, 0, source["ts_ms"], rec["partition"], rec["offset"]),
             "commit_ms": source["ts_ms"],
         }
     ]
@@ -496,11 +506,13 @@ def test_faulty_stream_dedupes_to_the_truth(faulty, fmt):
             continue
         for ch in (half for decoded in DECODERS[fmt](rec) for half in split_key_change(decoded)):
             # position formats: source position + row key + op (the halves of a key change share a
-            # position); Lindorm has none: content (earliest offset wins)
+            # position); Lindorm and an embedded engine's zero positions (file number 0) have none:
+            # content (earliest offset wins)
             ident = (ch["database"], ch["table"], key_of(ch["key"]), ch["op"])
             if not ch["key"]:  # a keyless row: its image is its identity
                 ident += (image_text(ch["before"]), image_text(ch["after"]))
-            ident += (rec["payload"],) if fmt == "lindorm" else (ch["order"],)
+            positionless = fmt == "lindorm" or ch["order"][0] == 0
+            ident += (rec["payload"],) if positionless else (ch["order"],)
             if ident not in unique or ch["order"] < unique[ident]["order"]:
                 unique[ident] = ch
     state: dict[tuple[Any, ...], Any] = {}
@@ -588,6 +600,43 @@ def test_workload_covers_the_awkward_cases(clean):
     assert positions == sorted(positions) and len({p[0] for p in positions}) > 1
     times = [ch["commit_time"] for ch in changes]
     assert times == sorted(times) and len(set(times)) < len(times)
+
+
+def test_workload_covers_the_fidelity_traps(clean):
+    """The cases real producers' data hit (issue 16), in the truth and in the records."""
+    types = {
+        (db, table, c["name"]): c["mysql_type"] for (db, table), t in tables(clean).items() for c in t["columns"]
+    }
+    changes = truth(clean, "changes.jsonl")
+    by_type: dict[str, set[str]] = defaultdict(set)
+    for ch in changes:
+        for img in (ch["before"], ch["after"]):
+            for name, v in (img or {}).items():
+                if v is not None:
+                    by_type[types[ch["database"], ch["table"], name]].add(v)
+    # all-digit integers of every length, the base64-valid ones (4, 8, 12, 16, 20 digits) included
+    bigint_unsigned = by_type["bigint(20) unsigned"]
+    assert {4, 8, 12, 16, 20} <= {len(v) for v in bigint_unsigned if v.isdigit()}
+    # decimals wider than Spark's 38 digits, negative ones included
+    wide = by_type["decimal(65,30)"] | by_type["decimal(65,0)"]
+    assert any(len(v.lstrip("-").replace(".", "")) > 38 and v.startswith("-") for v in wide)
+    # geometry: MySQL's internal value (SRID little-endian, then a WKB point), SRID 0 and 4326
+    points = by_type["point"]
+    assert {p[:8] for p in points} == {"00000000", "e6100000"}
+    assert all(p[8:18] == "0101000000" and len(p) == 50 for p in points)
+    # key-changing updates: in the truth a delete of the old key and an insert of the new one at
+    # one binlog position, in both keyed tables that allow them
+    at = defaultdict(list)
+    for ch in changes:
+        if ch["gtid"]:
+            at[ch["table"], ch["binlog_file"], ch["binlog_pos"], ch["row"]].append(ch)
+    moved = {table for (table, *_), pair in at.items() if [c["op"] for c in pair] == ["d", "c"]}
+    assert {"customers", "contacts"} <= moved  # (keyless audit_log updates are delete + insert too)
+    # a Debezium table read by an embedded engine: zero positions, the Decimals as JSON numbers
+    texts = [r["payload"] for r in records(clean, "debezium") if r["topic"] == "cdclake.crm.contacts"]
+    sources = [json.loads(t)["payload"]["source"] for t in texts if t and '"source"' in t]
+    assert sources and all((s["file"], s["pos"], s["row"]) == ("", 0, 0) for s in sources)
+    assert any(re.search(r'"exact_balance":-?[0-9]{20,}\.[0-9]{30}[,}]', t) for t in texts if t)
 
 
 def test_history_intervals_chain(clean):

@@ -15,6 +15,7 @@ exactly and cheaply:
 | set       | bit mask over the labels (bit 0 = first label) |
 | bit       | unsigned int                                   |
 | blob      | bytes                                          |
+| geometry  | bytes of MySQL's internal value: SRID (4 bytes little-endian), then the WKB |
 
 `canonical()` gives the text of docs/canonical_values.md; `mysql_text()` gives the text MySQL (and the
 binlog readers that print values like MySQL: Canal, KafkaRiverCanal, Tencent DTS) would print.
@@ -46,6 +47,7 @@ ENUM = "enum"
 SET = "set"
 BIT = "bit"
 BLOB = "blob"
+GEOMETRY = "geometry"
 
 _INT_NAMES = {8: "tinyint", 16: "smallint", 32: "int", 64: "bigint"}
 # MySQL 5.7 display widths (SHOW CREATE TABLE prints them; Canal and DTS copy them).
@@ -65,6 +67,7 @@ class ColType:
     length: int = 0  # varchar
     fsp: int = 0  # datetime / timestamp / time
     labels: tuple[str, ...] = field(default=())  # enum / set
+    spatial: str = ""  # geometry: the MySQL type name (point, polygon, geometry, ...)
 
     @property
     def mysql_type(self) -> str:
@@ -85,6 +88,8 @@ class ColType:
             return f"{k}({inner})"
         if k == BIT:
             return f"bit({self.bits})"
+        if k == GEOMETRY:
+            return self.spatial
         return k  # text, json, date, blob
 
     def canonical(self, v: object) -> str:
@@ -131,6 +136,10 @@ def set_type(*labels: str) -> ColType:
 
 def bit_type(n: int) -> ColType:
     return ColType(BIT, bits=n)
+
+
+def geometry_type(name: str = "geometry") -> ColType:
+    return ColType(GEOMETRY, spatial=name)
 
 
 TEXT_TYPE = ColType(TEXT)
@@ -216,6 +225,7 @@ _CANONICAL = {
     SET: set_labels,
     BIT: lambda t, v: str(v),
     BLOB: lambda t, v: v.hex(),
+    GEOMETRY: lambda t, v: v.hex(),
 }
 
 _MYSQL_TEXT = {
@@ -224,4 +234,5 @@ _MYSQL_TEXT = {
     TIMESTAMP: lambda t, v: datetime_text(v, t.fsp),
     TIME: lambda t, v: time_text(v, t.fsp),
     BLOB: lambda t, v: v.decode("latin-1"),
+    GEOMETRY: lambda t, v: v.decode("latin-1"),
 }

@@ -21,6 +21,7 @@ from cdc_lake.generator.mysql_types import (
     bit_type,
     decimal_type,
     enum_type,
+    geometry_type,
     int_type,
     set_type,
     temporal_type,
@@ -108,6 +109,7 @@ def build_tables() -> list[TableSpec]:
             _col("notes", TEXT_TYPE, V.long_text, null_rate=0.4),
             _col("flags", bit_type(12), None, nullable=False),
             _col("is_active", bit_type(1), None, nullable=False),
+            _col("lifetime_points", decimal_type(65, 0), None, null_rate=0.3),
         ),
         ("id",),
     )
@@ -160,6 +162,8 @@ def build_tables() -> list[TableSpec]:
             _col("permissions", bit_type(64), None),
             _col("profile", JSON_TYPE, V.json_gen),
             _col("avatar", BLOB_TYPE, V.blob_gen),
+            _col("home_location", geometry_type("point"), V.point_gen),
+            _col("exact_balance", decimal_type(65, 30), None),
         ),
         ("contact_id",),
     )

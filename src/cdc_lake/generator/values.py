@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from random import Random
 
 from cdc_lake.generator.model import ValueGen
@@ -134,12 +135,26 @@ def int_gen(lo: int, hi: int, edges: tuple[int, ...] = ()) -> ValueGen:
 
 
 def int_range_gen(t: ColType) -> ValueGen:
-    """Whole range of an integer type, extremes included."""
+    """Whole range of an integer type, extremes included, and all-digit values of every length.
+
+    Uniform draws from a 64-bit range almost always have 19 or 20 digits; a quarter of the values
+    instead take a random digit count, so lengths that are also valid base64 text (4, 8, 12, 16
+    digits) come up in every run.
+    """
     if t.unsigned:
         lo, hi = 0, 2**t.bits - 1
     else:
         lo, hi = -(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1
-    return int_gen(lo, hi, (lo, hi, 0, 1))
+    uniform = int_gen(lo, hi, (lo, hi, 0, 1))
+    max_digits = len(str(hi))
+
+    def gen(rng: Random, now: int) -> int:
+        if rng.random() < 0.25:
+            n = rng.randint(1, max_digits)
+            return min(rng.randrange(10 ** (n - 1), 10**n), hi)
+        return uniform(rng, now)
+
+    return gen
 
 
 def small_int_gen(lo: int, hi: int) -> ValueGen:
@@ -241,6 +256,15 @@ def blob_gen(rng: Random, now: int) -> bytes:
     if r < 0.15:
         return bytes((0, 255, 10, 13, 34, 92, 128, 159))  # NUL, 0xff, \n, \r, ", \, C1 controls
     return rng.randbytes(rng.randint(1, 24))
+
+
+def point_gen(rng: Random, now: int) -> bytes:
+    """MySQL's internal value of a POINT: the SRID (0 or 4326) as 4 bytes little-endian, then the
+    WKB (little-endian byte order, type 1, x, y as doubles)."""
+    srid = rng.choice((0, 4326))
+    x = round(rng.uniform(-180, 180), rng.randint(0, 7))
+    y = round(rng.uniform(-90, 90), rng.randint(0, 7))
+    return struct.pack("<IBIdd", srid, 1, 1, x, y)
 
 
 # JSON documents, printed as MySQL prints a JSON column: `{"a": 1, "b": [1, 2]}`, object keys sorted the

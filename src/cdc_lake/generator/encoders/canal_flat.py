@@ -22,6 +22,7 @@ from cdc_lake.generator.mysql_types import (
     DATETIME,
     DECIMAL,
     ENUM,
+    GEOMETRY,
     INT,
     JSON,
     SET,
@@ -50,6 +51,7 @@ _SQL_TYPES = {
     SET: -7,
     BIT: -7,
     BLOB: 2004,
+    GEOMETRY: -2,
 }
 
 

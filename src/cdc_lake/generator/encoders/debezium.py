@@ -10,6 +10,8 @@ The tables of NUMERIC_DECIMAL_TABLES come from a second connector whose JsonConv
 `decimal.format=NUMERIC`: their Connect Decimals (decimal columns, and BIGINT UNSIGNED in
 Debezium's precise mode) are JSON numbers with all their digits instead of base64 text. Short
 integers such as `1234` are valid base64 too: a decoder must go by the JSON type.
+The tables of EMBEDDED_ENGINE_TABLES come from an embedded engine (Flink CDC) that writes
+`file: ""`, `pos: 0`, `row: 0` on every record.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from cdc_lake.generator.mysql_types import (
     DATETIME,
     DECIMAL,
     ENUM,
+    GEOMETRY,
     INT,
     JSON,
     SET,
@@ -97,6 +100,9 @@ def _json_compact(text: str) -> str:
 
 
 NUMERIC_DECIMAL_TABLES = {("shop", "orders"), ("crm", "contacts")}
+# Tables read by an embedded engine (Flink CDC and the like): `file: ""`, `pos: 0`, `row: 0` on
+# every record, so the source position tells no two changes apart.
+EMBEDDED_ENGINE_TABLES = {("crm", "contacts")}
 # A JSON number is written as this marker string, then unquoted (the JSON encoder has no raw numbers).
 _NUMBER_MARK = "\u0001#"
 _MARKED_NUMBER = re.compile(r'"\\u0001#(-?[0-9.]+)"')
@@ -112,6 +118,22 @@ def _decimal_text(unscaled: int, scale: int) -> str:
 def unmark_numbers(text: str) -> str:
     """The JSON text with the marked Decimals as JSON numbers (decimal.format=NUMERIC)."""
     return _MARKED_NUMBER.sub(r"\1", text) if "\\u0001#" in text else text
+
+
+_GEOMETRY_SCHEMA = {
+    "type": "struct",
+    "name": "io.debezium.data.geometry.Geometry",
+    "version": 1,
+    "fields": [
+        {"type": "bytes", "optional": False, "field": "wkb"},
+        {"type": "int32", "optional": True, "field": "srid"},
+    ],
+}
+
+
+def _geometry_value(internal: bytes) -> dict[str, Any]:
+    srid = int.from_bytes(internal[:4], "little")
+    return {"wkb": b64(internal[4:]), "srid": srid or None}
 
 
 def converter(t: ColType, numeric_decimals: bool = False) -> tuple[dict[str, Any], Callable[[Any], Any]]:
@@ -169,12 +191,19 @@ def converter(t: ColType, numeric_decimals: bool = False) -> tuple[dict[str, Any
         )
     if k == BLOB:
         return {"type": "bytes"}, b64
+    if k == GEOMETRY:
+        # every spatial type, POINT included, is io.debezium.data.geometry.Geometry in the MySQL
+        # connector: the WKB without MySQL's SRID prefix, and the SRID (null when 0)
+        return _GEOMETRY_SCHEMA, _geometry_value
     raise ValueError(f"no Debezium mapping for {t.mysql_type}")
 
 
 def _field_schema(base: dict[str, Any], optional: bool, name: str) -> dict[str, Any]:
-    """JsonConverter key order: type, optional, name, version, parameters, field."""
-    out: dict[str, Any] = {"type": base["type"], "optional": optional}
+    """JsonConverter key order: type, [fields,] optional, name, version, parameters, field."""
+    out: dict[str, Any] = {"type": base["type"]}
+    if "fields" in base:
+        out["fields"] = base["fields"]
+    out["optional"] = optional
     for k in ("name", "version", "parameters"):
         if k in base:
             out[k] = base[k]
@@ -189,6 +218,7 @@ class _TableMeta:
         self.db_json = encode(tv.database)
         self.table_json = encode(tv.table)
         self.numeric = (tv.database, tv.table) in NUMERIC_DECIMAL_TABLES
+        self.embedded = (tv.database, tv.table) in EMBEDDED_ENGINE_TABLES
         convs = [converter(c.type, self.numeric) for c in tv.columns]
         self.names = tv.names
         self.fns = [fn for _, fn in convs]
@@ -253,7 +283,7 @@ class DebeziumEncoder(Encoder):
         captured = self.capture_ms(tx.commit_s)
         emit = self.sink.emit
         # source struct: the constant parts around pos/row/db/table, built once per transaction
-        source_head = (
+        common_head = (
             ',"source":{"version":"'
             + DTLE_VERSION
             + '","name":"'
@@ -265,9 +295,9 @@ class DebeziumEncoder(Encoder):
             + ',"gtid":"'
             + tx.gtid
             + '","file":"'
-            + tx.file
-            + '","pos":'
         )
+        source_head = common_head + tx.file + '","pos":'
+        embedded_position = common_head + '","pos":0,"row":'
         source_tail = (
             ',"snapshot":false,"thread":'
             + str(tx.thread_id)
@@ -283,13 +313,13 @@ class DebeziumEncoder(Encoder):
             pos = source_head + str(ev.pos) + ',"row":'
             # a key-changing update goes out as Debezium sends it: delete (+ tombstone), create
             for ch in (half for change in ev.changes for half in change.halves()):
+                position = embedded_position + "0" if meta.embedded else pos + str(ch.row)
                 payload = (
                     '{"before":'
                     + self._struct(meta, ch.before)
                     + ',"after":'
                     + self._struct(meta, ch.after)
-                    + pos
-                    + str(ch.row)
+                    + position
                     + source_tail % (meta.db_json, meta.table_json, ch.op)
                 )
                 values = ch.image.values

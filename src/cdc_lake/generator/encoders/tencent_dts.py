@@ -38,6 +38,7 @@ from cdc_lake.generator.mysql_types import (
     DATETIME,
     DECIMAL,
     ENUM,
+    GEOMETRY,
     INT,
     JSON,
     SET,
@@ -69,6 +70,7 @@ _TYPE_NUMBERS = {
     SET: 248,
     BIT: 16,
     BLOB: 252,
+    GEOMETRY: 255,
 }
 _INT_NUMBERS = {8: 1, 16: 2, 32: 3, 64: 8}
 
@@ -129,7 +131,7 @@ class _TableMeta:
             }
             for c in tv.columns
         ]
-        self.blobs = [i for i, c in enumerate(tv.columns) if c.type.kind == BLOB]
+        self.blobs = [i for i, c in enumerate(tv.columns) if c.type.kind in (BLOB, GEOMETRY)]
         self.pk_names = list(tv.pk_names)
         # schemaName .. columns: the same in every row record of the table
         self.object_head = (
