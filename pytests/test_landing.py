@@ -40,7 +40,7 @@ def test_parse_kcat_line_reasons():
     for line, reason in [
         ("{not json", "not JSON"),
         ("[1, 2]", "not a JSON object"),
-        ('{"partition":0,"offset":1}', "missing topic"),
+        ('{"partition":0,"offset":1}', "missing topic: not a kcat -J line .*--raw-values"),
         ('{"topic":"t","offset":1}', "missing or invalid partition"),
         ('{"topic":"t","partition":0}', "missing or invalid offset"),
         ('{"topic":"t","partition":0,"offset":"7"}', "missing or invalid offset"),
@@ -48,6 +48,21 @@ def test_parse_kcat_line_reasons():
     ]:
         with pytest.raises(ValueError, match=reason):
             parse_kcat_line(line)
+
+
+def test_missing_file_is_reported_before_spark_starts(tmp_path, capsys, monkeypatch):
+    import cdc_lake.spark
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark started for a landing that cannot run")
+
+    monkeypatch.setattr(cdc_lake.spark, "get_spark", no_spark)
+    present = tmp_path / "present.jsonl"
+    present.write_text("")
+    absent = tmp_path / "absent.jsonl"
+    assert main(["land", "--format", "debezium", str(present), str(absent)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"cdc-lake land: no such file: {absent}"
 
 
 def test_cli_lands_reports_bad_lines_and_is_idempotent(lake, tmp_path, capsys):

@@ -14,6 +14,12 @@ TARGETS = ("local", "thrift")
 
 
 def _land(args: argparse.Namespace) -> int:
+    # checked before Spark starts: a typo should cost a second, not a JVM start and a traceback
+    missing = [path for path in args.files if path != "-" and not os.path.isfile(path)]
+    if missing:
+        for path in missing:
+            print(f"cdc-lake land: no such file: {path}", file=sys.stderr)
+        return 2
     options = {
         "raw_values": args.raw_values,
         "topic": args.topic,

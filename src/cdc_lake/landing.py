@@ -129,7 +129,10 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     if not isinstance(obj.get("topic"), str) or not obj["topic"]:
-        raise ValueError("missing topic")
+        # the usual cause: a dump of bare values (kcat without -J), or a file of messages
+        raise ValueError(
+            "missing topic: not a kcat -J line (dump with `kcat -C -J`, or land plain message values with --raw-values)"
+        )
     if not _is_int(obj.get("partition")) or obj["partition"] < 0:
         raise ValueError("missing or invalid partition")
     if not _is_int(obj.get("offset")) or obj["offset"] < 0:
