@@ -8,6 +8,7 @@ table gained a column. Then `dbt docs generate`, and headless Chromium opens the
 
 from __future__ import annotations
 
+import argparse
 import functools
 import http.server
 import json
@@ -204,6 +205,29 @@ def test_add_table_writes_config_line_models_and_yml(project, first_build):
     assert parse_column_types("a: int; b:decimal(12,2)") == {"a": "int", "b": "decimal(12,2)"}
     with pytest.raises(ValueError):
         parse_column_types("a:int); drop table x")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x:timestmp", "unknown Spark type 'timestmp' (did you mean timestamp?)"),
+        ("x:decimal(40,2)", "1 to 38 digits"),
+        ("x:decimal(5,6)", "scale at most the precision"),
+        ("x:varchar", "varchar takes 1 parameter(s)"),
+        ("x:int(3)", "int takes 0 parameter(s)"),
+    ],
+)
+def test_add_table_rejects_a_type_spark_does_not_have(tmp_path, capsys, text, message):
+    # checked when add-table runs, before anything is written
+    from cdc_lake.tables import add_subcommand
+
+    parser = argparse.ArgumentParser()
+    add_subcommand(parser.add_subparsers())
+    args = parser.parse_args(["add-table", "shop", "payments", "--column-types", text, "--no-lake",
+                              "--project-dir", str(tmp_path)])
+    assert args.func(args) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_unit_tests_and_typed_model_tests_pass(first_build):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -34,6 +35,16 @@ MODEL_NAME_RE = re.compile(r"^[a-z0-9_]+$")
 # dbt renders Jinja in model files and yml: a name with braces or control characters cannot be written safely
 UNWRITABLE_NAME_RE = re.compile(r"[{}\x00-\x1f\x7f]")
 PLAIN_COLUMN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Spark SQL atomic types by name, and how many parameters each takes
+SPARK_TYPE_PARAMS: dict[str, set[int]] = {
+    **dict.fromkeys(
+        ("boolean", "tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long", "float", "real",
+         "double", "string", "binary", "date", "timestamp", "timestamp_ntz", "timestamp_ltz"),
+        {0},
+    ),
+    **dict.fromkeys(("decimal", "dec", "numeric"), {0, 1, 2}),
+    **dict.fromkeys(("varchar", "char"), {1}),
+}
 SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
 YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 SEED_HEADER = ["database_name", "table_name", "column_types"]
@@ -89,6 +100,26 @@ def jinja_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def check_spark_type(spark_type: str) -> None:
+    """Raise ValueError unless `spark_type` is a Spark SQL atomic type a typed column can be cast to
+    (checked here, so a typo fails when `add-table` runs, not at the next build)."""
+    name, _, rest = spark_type.partition("(")
+    name = name.strip()
+    params = [int(p) for p in rest.rstrip(") ").split(",")] if rest else []
+    if name not in SPARK_TYPE_PARAMS:
+        close = difflib.get_close_matches(name, SPARK_TYPE_PARAMS, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"unknown Spark type {spark_type!r}{hint}; known: {', '.join(sorted(SPARK_TYPE_PARAMS))}")
+    allowed = SPARK_TYPE_PARAMS[name]
+    if len(params) not in allowed:
+        counts = " or ".join(map(str, sorted(allowed)))
+        raise ValueError(f"Spark type {name} takes {counts} parameter(s): {spark_type!r}")
+    if name in ("decimal", "dec", "numeric") and params and not (
+        1 <= params[0] <= 38 and (len(params) == 1 or params[1] <= params[0])
+    ):
+        raise ValueError(f"Spark decimals have 1 to 38 digits and a scale at most the precision: {spark_type!r}")
+
+
 def parse_column_types(text: str | None) -> dict[str, str]:
     """`a:int;b:decimal(12,2)` -> {'a': 'int', 'b': 'decimal(12,2)'}; raises ValueError if malformed."""
     result: dict[str, str] = {}
@@ -98,7 +129,9 @@ def parse_column_types(text: str | None) -> dict[str, str]:
         column, sep, spark_type = part.partition(":")
         if not sep or not column.strip() or not SPARK_TYPE_RE.match(spark_type.strip()):
             raise ValueError(f"bad column type {part.strip()!r}: expected column:spark_type, e.g. amount:decimal(12,2)")
-        result[column.strip()] = spark_type.strip().lower()
+        spark_type = re.sub(r"\s+", "", spark_type).lower()
+        check_spark_type(spark_type)
+        result[column.strip()] = spark_type
     return result
 
 
