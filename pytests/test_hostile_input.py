@@ -555,7 +555,9 @@ def test_lag_from_commit_times_and_heartbeats(built: Built):
     assert {(r["database_name"], r["table_name"]) for r in tencent} >= {(DB, TABLE), (HOSTILE_DB, HOSTILE_TABLE)}
     for r in tencent:
         assert r["last_heartbeat"] == SLOWEST_HEARTBEAT
-        assert r["heartbeat_lag_seconds"] == pytest.approx(landed["landing_seq"] / 1e6 - 1_709_256_600, abs=1e-3)
+        # whole seconds, an integer: never a double such as 5.5471947420225E7
+        assert r["heartbeat_lag_seconds"] == landed["landing_seq"] // 1_000_000 - 1_709_256_600
+        assert isinstance(r["heartbeat_lag_seconds"], int)
         assert r["last_commit"] < SLOWEST_HEARTBEAT
         assert r["current_as_of"] == SLOWEST_HEARTBEAT
     others = [r for r in rows if r["source_format"] != "tencent_dts"]

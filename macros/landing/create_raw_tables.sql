@@ -15,7 +15,7 @@
                 ~ ") using iceberg tblproperties ('format-version' = '2')"
             ) -%}
             {#- a raw table landed before the column existed gets it (null = incarnation 0) -#}
-            {%- set columns = run_query("show columns in " ~ raw_schema() ~ ".raw_" ~ fmt).columns[0].values() -%}
+            {%- set columns = run_query("describe table " ~ raw_schema() ~ ".raw_" ~ fmt).columns[0].values() -%}
             {%- if 'kafka_topic_incarnation' not in columns -%}
                 {%- do run_query("alter table " ~ raw_schema() ~ ".raw_" ~ fmt
                                  ~ " add column kafka_topic_incarnation int") -%}
