@@ -35,6 +35,8 @@ def _connect_payload(value: dict[str, Any]) -> dict[str, Any] | None:
         return value
     if "ddl" in value and ("databaseName" in value or "source" in value):
         return value  # Debezium's schema-change topic without a schema
+    if set(value) == {"ts_ms"} or ("status" in value and "data_collections" in value):
+        return value  # Debezium's heartbeat and transaction-metadata topics without a schema
     return None
 
 

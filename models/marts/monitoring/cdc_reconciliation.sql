@@ -77,25 +77,27 @@ outcomes as (
 
 final as (
 
+    -- a full join: a partition whose raw records were all removed (cdc-lake unland) while the
+    -- models still hold what they became shows, with negative unaccounted_records, until rebuilt
     select
-        raw.source_format,
-        raw.kafka_topic,
-        raw.kafka_partition,
-        raw.kafka_topic_incarnation,
+        coalesce(raw.source_format, outcomes.source_format) as source_format,
+        coalesce(raw.kafka_topic, outcomes.kafka_topic) as kafka_topic,
+        coalesce(raw.kafka_partition, outcomes.kafka_partition) as kafka_partition,
+        coalesce(raw.kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         raw.first_offset,
         raw.last_offset,
-        raw.raw_records,
+        coalesce(raw.raw_records, 0) as raw_records,
         coalesce(outcomes.dml_messages, 0) as dml_messages,
         coalesce(outcomes.ddl_messages, 0) as ddl_messages,
         coalesce(outcomes.control_messages, 0) as control_messages,
         coalesce(outcomes.rejected_messages, 0) as rejected_messages,
         coalesce(outcomes.filtered_messages, 0) as filtered_messages,
-        raw.raw_records - coalesce(outcomes.accounted_records, 0) as unaccounted_records,
-        raw.offset_gaps,
-        raw.awaiting_build_records,
+        coalesce(raw.raw_records, 0) - coalesce(outcomes.accounted_records, 0) as unaccounted_records,
+        coalesce(raw.offset_gaps, 0) as offset_gaps,
+        coalesce(raw.awaiting_build_records, 0) as awaiting_build_records,
         raw.last_landed_at
     from raw
-    left join outcomes
+    full outer join outcomes
         on
             raw.source_format = outcomes.source_format
             and raw.kafka_topic = outcomes.kafka_topic
