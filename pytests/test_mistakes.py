@@ -123,6 +123,10 @@ def test_format_pairs_are_checked_each_and_a_file_needs_a_format(tmp_path):
     assert result.stderr.strip() == (
         f"cdc-lake land: which format is {flat}? give --format FORMAT or write FORMAT={flat}"
     )
+    result = run_cli(["land", "--format", "canal_flat", "--topic-incarnation", "-1", str(flat)], lake_dir)
+    assert (result.returncode, result.stderr.strip()) == (
+        2, "cdc-lake land: --topic-incarnation counts a topic's lives from 0"
+    )
     assert list(lake_dir.iterdir()) == []
 
 

@@ -36,6 +36,9 @@ def _land(args: argparse.Namespace) -> int:
     if isinstance(plan, str):
         print(plan, file=sys.stderr)
         return 2
+    if args.topic_incarnation < 0:
+        print("cdc-lake land: --topic-incarnation counts a topic's lives from 0", file=sys.stderr)
+        return 2
     # checked before Spark starts: a typo should cost a second, not a JVM start and a traceback
     missing = [path for paths in plan.values() for path in paths if path != "-" and not os.path.isfile(path)]
     if missing:
