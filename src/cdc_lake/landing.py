@@ -1,10 +1,13 @@
 """Land Kafka records into the raw Iceberg table of a format: from `kcat -C -J` dumps (here) or
 straight from a broker (`cdc_lake.consume`), through one write path (`merge_batch`).
 
-Landing is append-only and idempotent on (topic, partition, offset): a record already in the table is
-never written again, so an at-least-once re-delivery of a whole topic changes nothing; of one
-offset sent twice in one batch, the first wins. Lines that are not a Kafka record (not JSON, no
-offset, ...) are reported with their line numbers and not landed.
+Landing is append-only and idempotent on (topic, partition, offset) within one incarnation of the
+topic: a record already in the table is never written again, so an at-least-once re-delivery of a
+whole topic changes nothing; of one offset sent twice in one batch, the first wins. A record at a
+landed offset whose key or value differs is not landed either, but counted and reported
+(`LandingReport.conflicts`): a topic deleted and created again restarts its offsets, and lands with
+the next `kafka_topic_incarnation`. Lines that are not a Kafka record (not JSON, no offset, ...) are
+reported with their line numbers and not landed. `unland` deletes records landed by mistake.
 
 The landing cursor: every landing commit gets a `landing_seq` larger than that of every commit
 before it, taken under the lake's landing lock (`landing_sequence`) and held until the commit is
