@@ -435,12 +435,13 @@ def test_every_landed_record_is_accounted_for(built: Built):
 
 
 def test_build_passes_with_only_the_offset_gap_warning(built: Built):
-    """One `dbt build` over the whole corpus: every model and data test passes; the one warning is
-    the offset gap left on purpose."""
+    """One `dbt build` over the whole corpus: every model and data test passes; the two warnings
+    are the offset gap left on purpose and the new rejects the corpus is made of."""
     statuses = built[1].build_statuses
     assert len(statuses) > 50
     assert {name: s for name, s in statuses.items() if s not in ("success", "pass")} == {
-        "accepted_values_cdc_reconciliation_offset_gaps__0": "warn"
+        "accepted_values_cdc_reconciliation_offset_gaps__0": "warn",
+        "new_rejects_cdc_rejected_messages_": "warn",
     }
 
 
@@ -555,7 +556,9 @@ def test_lag_from_commit_times_and_heartbeats(built: Built):
     assert {(r["database_name"], r["table_name"]) for r in tencent} >= {(DB, TABLE), (HOSTILE_DB, HOSTILE_TABLE)}
     for r in tencent:
         assert r["last_heartbeat"] == SLOWEST_HEARTBEAT
-        assert r["heartbeat_lag_seconds"] == pytest.approx(landed["landing_seq"] / 1e6 - 1_709_256_600, abs=1e-3)
+        # whole seconds, an integer: never a double such as 5.5471947420225E7
+        assert r["heartbeat_lag_seconds"] == landed["landing_seq"] // 1_000_000 - 1_709_256_600
+        assert isinstance(r["heartbeat_lag_seconds"], int)
         assert r["last_commit"] < SLOWEST_HEARTBEAT
         assert r["current_as_of"] == SLOWEST_HEARTBEAT
     others = [r for r in rows if r["source_format"] != "tencent_dts"]

@@ -72,7 +72,8 @@ def test_cli_lands_reports_bad_lines_and_is_idempotent(lake, tmp_path, capsys):
     dump.write_text("\n".join(lines) + "\n")
     lake._activate()
 
-    assert main(["land", "--format", "canal_flat", str(dump)]) == EXIT_BAD_LINES
+    # values that are no Canal messages: --force lands them anyway
+    assert main(["land", "--format", "canal_flat", "--force", str(dump)]) == EXIT_BAD_LINES
     out, err = capsys.readouterr()
     assert f"{dump}:2: not JSON" in err
     assert f"{dump}:4: missing or invalid offset" in err
@@ -87,14 +88,15 @@ def test_cli_lands_reports_bad_lines_and_is_idempotent(lake, tmp_path, capsys):
     assert rows[0]["kafka_timestamp"] is not None
 
     # the same file again (plus one new record from stdin): nothing is landed twice
-    assert main(["land", "--format", "canal_flat", str(dump)]) == EXIT_BAD_LINES
+    # values that are no Canal messages: --force lands them anyway
+    assert main(["land", "--format", "canal_flat", "--force", str(dump)]) == EXIT_BAD_LINES
     assert "0 landed, 3 already present" in capsys.readouterr().out
     extra = kcat_lines(['{"a":3}'], topic="orders", partition=2, start_offset=3)[0]
     import sys
 
     stdin, sys.stdin = sys.stdin, io.StringIO(extra + "\n" + good[0] + "\n")
     try:
-        assert main(["land", "--format", "canal_flat", "-"]) == 0
+        assert main(["land", "--format", "canal_flat", "--force", "-"]) == 0
     finally:
         sys.stdin = stdin
     assert "2 valid records, 1 landed, 1 already present, 0 bad lines" in capsys.readouterr().out

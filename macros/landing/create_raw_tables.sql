@@ -11,9 +11,15 @@
                 ~ "kafka_topic string not null, kafka_partition int not null, "
                 ~ "kafka_offset bigint not null, kafka_timestamp timestamp, kafka_key string, "
                 ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null, "
-                ~ "kafka_headers array<struct<key: string, value: string>>"
+                ~ "kafka_headers array<struct<key: string, value: string>>, kafka_topic_incarnation int"
                 ~ ") using iceberg tblproperties ('format-version' = '2')"
             ) -%}
+            {#- a raw table landed before the column existed gets it (null = incarnation 0) -#}
+            {%- set columns = run_query("describe table " ~ raw_schema() ~ ".raw_" ~ fmt).columns[0].values() -%}
+            {%- if 'kafka_topic_incarnation' not in columns -%}
+                {%- do run_query("alter table " ~ raw_schema() ~ ".raw_" ~ fmt
+                                 ~ " add column kafka_topic_incarnation int") -%}
+            {%- endif -%}
         {%- endfor -%}
         {%- do run_query(
             "create table if not exists " ~ raw_schema() ~ ".kafka_end_offsets ("

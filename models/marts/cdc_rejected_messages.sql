@@ -2,11 +2,15 @@
     config(
         materialized='incremental',
         incremental_strategy='merge',
-        unique_key=['source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'message_in_record'],
+        unique_key=[
+            'source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'message_in_record', 'landing_seq'
+        ],
         merge_insert_only=true,
     )
 }}
 
+-- landing_seq is part of a record's identity: the same offset of a topic deleted and created again
+-- (--topic-incarnation) comes from another landing commit.
 -- The quarantine: every raw record (or message inside one) that could not become a change, with
 -- the reason and its Kafka coordinates. Nothing is dropped silently.
 

@@ -43,6 +43,25 @@ def land_through_kafka(spark, files: dict[str, list[Path]]) -> None:  # noqa: AN
         print("== stopping the broker")
 
 
+def print_rejects(spark, schema: str) -> None:  # noqa: ANN001 - a SparkSession
+    """Point to the quarantine when it holds anything: the reasons, and the query that shows them."""
+    reasons = spark.sql(
+        f"select source_format, reject_reason, count(*) as records from {schema}.cdc_rejected_messages "
+        "group by source_format, reject_reason order by records desc, source_format, reject_reason limit 10"
+    ).collect()
+    if not reasons:
+        print("== no rejected records")
+        return
+    total = spark.table(f"{schema}.cdc_rejected_messages").count()
+    print(f"== {total} records were rejected (cdc_rejected_messages), by reason:")
+    for row in reasons:
+        print(f"  {row.records:>6}  {row.source_format}: {row.reject_reason[:100]}")
+    print(
+        "  see them with: select source_format, kafka_topic, kafka_partition, kafka_offset, reject_reason, "
+        f"raw_value from {schema}.cdc_rejected_messages"
+    )
+
+
 def main() -> int:
     apply_defaults()
     from dbt.cli.main import dbtRunner
@@ -70,6 +89,12 @@ def main() -> int:
     for model in MODELS:
         count = spark.table(f"{schema}.{model}").count()
         print(f"  {model:<24} {count:>8}")
+    print("== changes per source system (the capturing server as each tool names it; docs/formats.md)")
+    spark.sql(
+        f"select source_format, source_system, count(*) as changes from {schema}.cdc_changelog "
+        "group by source_format, source_system order by source_format, source_system"
+    ).show(truncate=60)
+    print_rejects(spark, schema)
     print("== a few current rows")
     spark.sql(
         f"select database_name, table_name, row_key, is_deleted, image from {schema}.cdc_current "

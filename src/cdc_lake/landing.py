@@ -1,10 +1,13 @@
 """Land Kafka records into the raw Iceberg table of a format: from `kcat -C -J` dumps (here) or
 straight from a broker (`cdc_lake.consume`), through one write path (`merge_batch`).
 
-Landing is append-only and idempotent on (topic, partition, offset): a record already in the table is
-never written again, so an at-least-once re-delivery of a whole topic changes nothing; of one
-offset sent twice in one batch, the first wins. Lines that are not a Kafka record (not JSON, no
-offset, ...) are reported with their line numbers and not landed.
+Landing is append-only and idempotent on (topic, partition, offset) within one incarnation of the
+topic: a record already in the table is never written again, so an at-least-once re-delivery of a
+whole topic changes nothing; of one offset sent twice in one batch, the first wins. A record at a
+landed offset whose key or value differs is not landed either, but counted and reported
+(`LandingReport.conflicts`): a topic deleted and created again restarts its offsets, and lands with
+the next `kafka_topic_incarnation`. Lines that are not a Kafka record (not JSON, no offset, ...) are
+reported with their line numbers and not landed. `unland` deletes records landed by mistake.
 
 The landing cursor: every landing commit gets a `landing_seq` larger than that of every commit
 before it, taken under the lake's landing lock (`landing_sequence`) and held until the commit is
@@ -22,7 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,16 +38,18 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
-    "FORMATS", "LandingReport", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql", "raw_table",
-    "sql_string",
+    "FORMATS", "LandingReport", "Selection", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql",
+    "raw_table", "sql_string", "unland",
 ]
 
 FORMATS = ("kafka_river_canal", "debezium", "canal_flat", "tencent_dts", "lindorm")
 PROGRESS_EVERY = 100_000
 
-# The raw table of every format (the dbt macro create_raw_tables reads the same columns from
-# macros/landing/raw_columns.sql). `landing_seq` numbers landing commits in commit order: the
-# staging models read only records with a landing_seq above the one they last processed.
+# The raw table of every format (the dbt macro create_raw_tables creates the same columns).
+# `landing_seq` numbers landing commits in commit order: the staging models read only records
+# with a landing_seq above the one they last processed. `kafka_topic_incarnation` tells a topic
+# deleted and created again (offsets restart at 0) from its earlier life: null means 0, the
+# first, so tables landed before the column existed keep their identity.
 RAW_COLUMNS = """
     kafka_topic string not null,
     kafka_partition int not null,
@@ -54,7 +59,8 @@ RAW_COLUMNS = """
     kafka_value string,
     landed_at timestamp not null,
     landing_seq bigint not null,
-    kafka_headers array<struct<key: string, value: string>>
+    kafka_headers array<struct<key: string, value: string>>,
+    kafka_topic_incarnation int
 """
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
@@ -87,16 +93,41 @@ class LandingReport:
     records_landed: int = 0
     bad_lines: list[BadLine] = field(default_factory=list)
     seconds: float = 0.0
+    # records whose (topic, partition, offset) was landed before with another key or value: not
+    # landed (the first landing wins), reported, since only a recreated topic or a mixed-up dump
+    # makes them
+    conflicts: int = 0
+    conflict_samples: list[Conflict] = field(default_factory=list)
+    incarnation: int = 0
 
     @property
     def records_already_present(self) -> int:
-        return self.records_valid - self.records_landed
+        return self.records_valid - self.records_landed - self.conflicts
 
     def summary(self) -> str:
+        conflicts = f"{self.conflicts} conflicting, " if self.conflicts else ""
         return (
             f"{self.fmt}: {self.lines_read} lines read, {self.records_valid} valid records, "
-            f"{self.records_landed} landed, {self.records_already_present} already present, "
+            f"{self.records_landed} landed, {self.records_already_present} already present, {conflicts}"
             f"{len(self.bad_lines)} bad lines ({self.seconds:.1f}s)"
+        )
+
+
+@dataclass
+class Conflict:
+    """A record whose Kafka coordinates were landed before with other content."""
+
+    topic: str
+    partition: int
+    offset: int
+    landed_at: Any
+    # the highest incarnation of the topic landed so far: a recreated topic lands with one more
+    topic_incarnation: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.topic} partition {self.partition} offset {self.offset}: landed at {self.landed_at} "
+            "with another key or value"
         )
 
 
@@ -157,12 +188,56 @@ def parse_kcat_line(line: str) -> dict[str, Any]:
     }
 
 
+# Lines of standard input read ahead by `peek_values` (the format check runs before landing
+# reads the input, and a pipe cannot be read twice); `_open_lines` gives them back first.
+_stdin_head: list[str] = []
+
+
 def _open_lines(path: str) -> Iterator[str]:
     if path == "-":
+        while _stdin_head:
+            yield _stdin_head.pop(0)
         yield from sys.stdin
         return
     with open(path, encoding="utf-8", errors="surrogateescape") as handle:
         yield from handle
+
+
+def _head_lines(path: str, limit: int) -> list[str]:
+    if path == "-":
+        while len(_stdin_head) < limit:
+            line = sys.stdin.readline()
+            if not line:
+                break
+            _stdin_head.append(line)
+        return _stdin_head[:limit]
+    lines = []
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        for line in handle:
+            lines.append(line)
+            if len(lines) >= limit:
+                break
+    return lines
+
+
+def peek_values(paths: Iterable[str], raw_values: bool = False, lines_per_file: int = 200) -> Iterator[
+    tuple[str, int, str | None]
+]:
+    """(source, line number, Kafka value) of the first lines of every file, without landing them
+    or using up standard input; lines that are no record are skipped (landing reports them)."""
+    for path in paths:
+        source = "<stdin>" if path == "-" else path
+        for line_no, line in enumerate(_head_lines(path, lines_per_file), start=1):
+            text = line.rstrip("\r\n")
+            if not text.strip():
+                continue
+            if raw_values:
+                yield source, line_no, _as_text(text)
+                continue
+            try:
+                yield source, line_no, parse_kcat_line(text)["kafka_value"]
+            except ValueError:
+                continue
 
 
 def read_records(
@@ -211,9 +286,16 @@ def read_records(
             yield record
 
 
+# Columns added after the first lakes were landed: a raw table without them gets them, null for
+# the records already there.
+_ADDED_COLUMNS = {
+    "kafka_headers": "array<struct<key: string, value: string>>",
+    "kafka_topic_incarnation": "int",
+}
+
+
 def raw_table_ddl(fmt: str) -> list[str]:
-    """Statements that create the raw table of `fmt` if missing and add columns it lacks (a lake
-    landed before `kafka_headers` existed gets the column, null for the records already there)."""
+    """Statements that create the raw table of `fmt` if missing."""
     return [
         f"create database if not exists {quote_identifier(raw_schema())}",
         f"create table if not exists {raw_table(fmt)} ({RAW_COLUMNS}) using iceberg "
@@ -221,18 +303,21 @@ def raw_table_ddl(fmt: str) -> list[str]:
     ]
 
 
-def _add_missing_columns(spark: SparkSession, fmt: str) -> None:
-    present = {f.name for f in spark.table(raw_table(fmt)).schema.fields}
-    if "kafka_headers" not in present:
-        spark.sql(
-            f"alter table {raw_table(fmt)} add column kafka_headers array<struct<key: string, value: string>>"
-        )
+def missing_column_ddl(fmt: str, present: Iterable[str]) -> list[str]:
+    """`alter table` statements adding the columns a raw table landed by an older version lacks."""
+    have = set(present)
+    return [
+        f"alter table {raw_table(fmt)} add column {name} {kind}"
+        for name, kind in _ADDED_COLUMNS.items()
+        if name not in have
+    ]
 
 
 def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
     for statement in raw_table_ddl(fmt):
         spark.sql(statement)
-    _add_missing_columns(spark, fmt)
+    for statement in missing_column_ddl(fmt, (f.name for f in spark.table(raw_table(fmt)).schema.fields)):
+        spark.sql(statement)
 
 
 @contextmanager
@@ -263,14 +348,40 @@ def landing_sequence() -> Iterator[int]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int) -> str:
+def _first_occurrences(batch: str) -> str:
+    """Of one (topic, partition, offset) in a batch, the row with the lowest batch_order."""
+    return f"""(
+            select *
+            from (
+                select
+                    *,
+                    row_number() over (
+                        partition by kafka_topic, kafka_partition, kafka_offset order by batch_order
+                    ) as occurrence
+                from {batch}
+            )
+            where occurrence = 1
+        )"""
+
+
+def _same_record(lo: int, hi: int, incarnation: int) -> str:
+    """The landing identity: (topic, partition, offset) within one incarnation of the topic."""
+    return f"""t.kafka_topic = s.kafka_topic
+            and t.kafka_partition = s.kafka_partition
+            and t.kafka_offset = s.kafka_offset
+            and t.kafka_offset between {int(lo)} and {int(hi)}
+            and coalesce(t.kafka_topic_incarnation, 0) = {int(incarnation)}"""
+
+
+def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int, incarnation: int = 0) -> str:
     """The one statement that lands a batch: the MERGE every landing path runs.
 
     `batch` is a relation with kafka_topic, kafka_partition, kafka_offset, kafka_timestamp,
     kafka_key, kafka_value, kafka_headers and batch_order; of one (topic, partition, offset) the
-    row with the lowest batch_order wins, and a record already in `table` is not written again.
-    `lo`/`hi` bound the batch's offsets so Iceberg skips data files that cannot hold them. One
-    MERGE is one Iceberg commit: a build sees all of a batch or none of it.
+    row with the lowest batch_order wins, and a record already in `table` (same coordinates, same
+    topic incarnation) is not written again. `lo`/`hi` bound the batch's offsets so Iceberg skips
+    data files that cannot hold them. One MERGE is one Iceberg commit: a build sees all of a batch
+    or none of it.
     """
     return f"""
         merge into {table} as t
@@ -284,34 +395,72 @@ def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int) 
                 kafka_value,
                 current_timestamp() as landed_at,
                 cast({int(landing_seq)} as bigint) as landing_seq,
-                kafka_headers
-            from (
-                select
-                    *,
-                    row_number() over (
-                        partition by kafka_topic, kafka_partition, kafka_offset order by batch_order
-                    ) as occurrence
-                from {batch}
-            )
-            where occurrence = 1
+                kafka_headers,
+                cast({int(incarnation)} as int) as kafka_topic_incarnation
+            from {_first_occurrences(batch)}
         ) as s
-        on t.kafka_topic = s.kafka_topic
-            and t.kafka_partition = s.kafka_partition
-            and t.kafka_offset = s.kafka_offset
-            and t.kafka_offset between {int(lo)} and {int(hi)}
+        on {_same_record(lo, hi, incarnation)}
         when not matched then insert *
     """
 
 
-def merge_batch(spark: SparkSession, fmt: str, batch_view: str) -> int:
+CONFLICT_SAMPLES = 20
+
+
+def conflicts_sql(table: str, batch: str, lo: int, hi: int, incarnation: int = 0) -> str:
+    """Records of `batch` whose coordinates `table` already holds with another key or value (the
+    MERGE skips them), the first CONFLICT_SAMPLES of them with their total count, and the highest
+    incarnation of each topic landed so far."""
+    return f"""
+        with conflicts as (
+            select s.kafka_topic, s.kafka_partition, s.kafka_offset, t.landed_at
+            from {_first_occurrences(batch)} as s
+            inner join {table} as t
+                on {_same_record(lo, hi, incarnation)}
+            where not (s.kafka_value <=> t.kafka_value and s.kafka_key <=> t.kafka_key)
+        ),
+
+        incarnations as (
+            select kafka_topic, max(coalesce(kafka_topic_incarnation, 0)) as topic_incarnation
+            from {table}
+            where kafka_topic in (select kafka_topic from conflicts)
+            group by kafka_topic
+        )
+
+        select
+            conflicts.kafka_topic,
+            conflicts.kafka_partition,
+            conflicts.kafka_offset,
+            cast(conflicts.landed_at as string) as landed_at,
+            incarnations.topic_incarnation,
+            count(*) over () as conflicts
+        from conflicts
+        inner join incarnations on conflicts.kafka_topic = incarnations.kafka_topic
+        order by conflicts.kafka_topic, conflicts.kafka_partition, conflicts.kafka_offset
+        limit {CONFLICT_SAMPLES}
+    """
+
+
+def _read_conflicts(rows: Iterable[Sequence[Any]], report: LandingReport) -> None:
+    for topic, partition, offset, landed_at, topic_incarnation, total in rows:
+        report.conflicts = int(total)
+        report.conflict_samples.append(Conflict(topic, int(partition), int(offset), landed_at, int(topic_incarnation)))
+
+
+def merge_batch(spark: SparkSession, fmt: str, batch_view: str, report: LandingReport | None = None) -> int:
     """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
-    how many records were new."""
+    how many records were new. With a `report`, records that conflict with landed ones are
+    counted in it first, and the batch lands as `report.incarnation` of its topics."""
     table = raw_table(fmt)
+    incarnation = report.incarnation if report is not None else 0
     bounds = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
     if bounds is None or bounds.lo is None:
         return 0
+    if report is not None:
+        conflicts = spark.sql(conflicts_sql(table, batch_view, bounds.lo, bounds.hi, incarnation)).collect()
+        _read_conflicts(conflicts, report)
     with landing_sequence() as landing_seq:
-        spark.sql(merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi))
+        spark.sql(merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi, incarnation))
     # rows of this commit: the landing sequence is the commit's own
     row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
     return int(row.n) if row is not None else 0
@@ -325,11 +474,13 @@ def land(
     topic: str | None = None,
     partition: int = 0,
     progress: IO[str] | None = None,
+    incarnation: int = 0,
 ) -> LandingReport:
-    """Append the records of `paths` to the raw table of `fmt`, skipping those already landed."""
+    """Append the records of `paths` to the raw table of `fmt`, skipping those already landed;
+    `incarnation` > 0 lands a topic deleted and created again (see `kafka_topic_incarnation`)."""
     from pyspark.sql import functions as F
 
-    report = LandingReport(fmt)
+    report = LandingReport(fmt, incarnation=incarnation)
     started = time.monotonic()
     ensure_raw_table(spark, fmt)
     with tempfile.TemporaryDirectory(prefix="cdc_lake_land_") as tmp:
@@ -359,11 +510,53 @@ def land(
             # which a dbt build running at the same time reads
             batch.createOrReplaceGlobalTempView(name)
             try:
-                report.records_landed = merge_batch(spark, fmt, f"global_temp.{name}")
+                report.records_landed = merge_batch(spark, fmt, f"global_temp.{name}", report)
             finally:
                 spark.catalog.dropGlobalTempView(name)
     report.seconds = time.monotonic() - started
     return report
+
+
+@dataclass
+class Selection:
+    """Landed records to remove (`cdc-lake unland`): one topic, optionally one partition, an
+    inclusive offset range and one incarnation of the topic."""
+
+    fmt: str
+    topic: str
+    partition: int | None = None
+    from_offset: int | None = None
+    to_offset: int | None = None
+    incarnation: int | None = None
+
+    def where(self) -> str:
+        parts = [f"kafka_topic = {sql_string(self.topic)}"]
+        if self.partition is not None:
+            parts.append(f"kafka_partition = {int(self.partition)}")
+        if self.from_offset is not None:
+            parts.append(f"kafka_offset >= {int(self.from_offset)}")
+        if self.to_offset is not None:
+            parts.append(f"kafka_offset <= {int(self.to_offset)}")
+        if self.incarnation is not None:
+            parts.append(f"coalesce(kafka_topic_incarnation, 0) = {int(self.incarnation)}")
+        return " and ".join(parts)
+
+    def count_sql(self) -> str:
+        return f"select count(*) from {raw_table(self.fmt)} where {self.where()}"
+
+    def delete_sql(self) -> str:
+        return f"delete from {raw_table(self.fmt)} where {self.where()}"
+
+
+def unland(spark: SparkSession, selection: Selection) -> int:
+    """Delete the selected records from the raw table (one Iceberg commit); returns how many. The
+    models built from them keep them until they are rebuilt (`cdc-lake unland` says how)."""
+    ensure_raw_table(spark, selection.fmt)
+    row = spark.sql(selection.count_sql()).first()
+    removed = int(row[0]) if row is not None else 0
+    if removed:
+        spark.sql(selection.delete_sql())
+    return removed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,16 +600,17 @@ def land_over_thrift(
     progress: IO[str] | None = None,
     batch_rows: int = THRIFT_BATCH_ROWS,
     batch_bytes: int = THRIFT_BATCH_BYTES,
+    incarnation: int = 0,
 ) -> LandingReport:
     """`land` through a DB-API cursor on a Spark Thrift Server: same table, same semantics."""
-    report = LandingReport(fmt)
+    report = LandingReport(fmt, incarnation=incarnation)
     started = time.monotonic()
     table = raw_table(fmt)
     for statement in raw_table_ddl(fmt):
         cursor.execute(statement)
     cursor.execute(f"describe {table}")
-    if "kafka_headers" not in {str(row[0]) for row in cursor.fetchall()}:
-        cursor.execute(f"alter table {table} add column kafka_headers array<struct<key: string, value: string>>")
+    for statement in missing_column_ddl(fmt, (str(row[0]) for row in cursor.fetchall())):
+        cursor.execute(statement)
     staging = qualified_name(raw_schema(), f"landing_{fmt}_{time.time_ns() // 1000}")
     cursor.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
     try:
@@ -452,8 +646,10 @@ def land_over_thrift(
                     kafka_key, kafka_value, kafka_headers, line_no as batch_order
                 from {staging}
             )"""
+            cursor.execute(conflicts_sql(table, batch, lo, hi, incarnation))
+            _read_conflicts(cursor.fetchall(), report)
             with landing_sequence() as landing_seq:
-                cursor.execute(merge_batch_sql(table, batch, landing_seq, lo, hi))
+                cursor.execute(merge_batch_sql(table, batch, landing_seq, lo, hi, incarnation))
             cursor.execute(f"select count(*) from {table} where landing_seq = {landing_seq}")
             report.records_landed = int(cursor.fetchall()[0][0])
     finally:

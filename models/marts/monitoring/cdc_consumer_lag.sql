@@ -22,7 +22,7 @@ landed as (
             kafka_partition,
             max(kafka_offset) as last_landed_offset,
             max_by(kafka_timestamp, kafka_offset) as last_landed_record_ts,
-            max(landed_at) as last_landed_at
+            max({{ landing_time('landing_seq') }}) as last_landed_at
         from {{ source('cdc_raw', 'raw_' ~ fmt) }}
         group by kafka_topic, kafka_partition
         {% if not loop.last %}union all{% endif %}

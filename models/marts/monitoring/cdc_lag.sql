@@ -11,7 +11,7 @@ with changes as (
         database_name,
         table_name,
         commit_ts,
-        timestamp_micros(landing_seq) as landed_at
+        {{ landing_time('landing_seq') }} as landed_at
     from {{ ref('cdc_changelog') }}
     where commit_ts is not null
 
@@ -27,13 +27,10 @@ table_lag as (
         count(*) as changes,
         max(commit_ts) as last_commit_ts,
         max(landed_at) as last_landed_at,
-        percentile_approx(
-            unix_micros(landed_at) - unix_micros(commit_ts), 0.5
-        ) / 1e6 as median_lag_seconds,
-        percentile_approx(
-            unix_micros(landed_at) - unix_micros(commit_ts), 0.95
-        ) / 1e6 as p95_lag_seconds,
-        max(unix_micros(landed_at) - unix_micros(commit_ts)) / 1e6 as max_lag_seconds
+        -- whole seconds (bigint): a lag reads as 55471947, not as the double 5.5471947E7
+        percentile_approx(unix_seconds(landed_at) - unix_seconds(commit_ts), 0.5) as median_lag_seconds,
+        percentile_approx(unix_seconds(landed_at) - unix_seconds(commit_ts), 0.95) as p95_lag_seconds,
+        max(unix_seconds(landed_at) - unix_seconds(commit_ts)) as max_lag_seconds
     from changes
     group by source_format, source_system, database_name, table_name
 
@@ -47,7 +44,7 @@ heartbeats as (
         kafka_topic,
         kafka_partition,
         heartbeat_ts,
-        timestamp_micros(landing_seq) as landed_at
+        {{ landing_time('landing_seq') }} as landed_at
     from {{ ref('int_heartbeats_unioned') }}
 
 ),
@@ -85,7 +82,7 @@ stream_heartbeat as (
         source_system,
         heartbeat_ts as last_heartbeat_ts,
         landed_at as heartbeat_landed_at,
-        (unix_micros(landed_at) - unix_micros(heartbeat_ts)) / 1e6 as heartbeat_lag_seconds
+        unix_seconds(landed_at) - unix_seconds(heartbeat_ts) as heartbeat_lag_seconds
     from slowest_partition
     where partition_rank = 1
 

@@ -8,6 +8,7 @@ with unioned as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
+        coalesce(kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         landed_at,
         landing_seq
     from {{ source('cdc_raw', 'raw_kafka_river_canal') }}
@@ -19,6 +20,7 @@ with unioned as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
+        coalesce(kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         landed_at,
         landing_seq
     from {{ source('cdc_raw', 'raw_debezium') }}
@@ -30,6 +32,7 @@ with unioned as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
+        coalesce(kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         landed_at,
         landing_seq
     from {{ source('cdc_raw', 'raw_canal_flat') }}
@@ -41,6 +44,7 @@ with unioned as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
+        coalesce(kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         landed_at,
         landing_seq
     from {{ source('cdc_raw', 'raw_tencent_dts') }}
@@ -52,6 +56,7 @@ with unioned as (
         kafka_topic,
         kafka_partition,
         kafka_offset,
+        coalesce(kafka_topic_incarnation, 0) as kafka_topic_incarnation,
         landed_at,
         landing_seq
     from {{ source('cdc_raw', 'raw_lindorm') }}
