@@ -16,13 +16,14 @@ setup: $(STAMP)
 # changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
-$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml
+$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	rm -rf $(VENV)/jvm
 	$(MVN_COPY) -f jvm/spark/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/spark
 	$(MVN_COPY) -f jvm/kafka/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/kafka
+	$(MVN_COPY) -f jvm/derby/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/derby
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 
