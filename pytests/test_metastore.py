@@ -1,0 +1,70 @@
+"""The lake's metastore server (`cdc-lake metastore`) and `cdc-lake sql`'s text handling, without
+Spark: the server's life cycle on a private lake, and the statement splitter and table printer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdc_lake.metastore import MetastoreServer
+from cdc_lake.sql_shell import format_table, split_statements
+
+BIN = Path(sys.executable).parent
+
+
+def cli(lake: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CDC_LAKE_DIR": str(lake)}
+    return subprocess.run([str(BIN / "cdc-lake"), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def server(tmp_path) -> MetastoreServer:
+    server = MetastoreServer.for_lake(tmp_path / "lake")
+    yield server
+    server.stop()  # whatever happened
+    assert server.pid() is None
+
+
+def test_start_reuse_status_stop(server: MetastoreServer) -> None:
+    assert cli(server.lake, "metastore", "status").returncode == 1
+    started = cli(server.lake, "metastore", "start")
+    assert started.returncode == 0, started.stderr
+    pid, port = server.pid(), server.port()
+    assert pid is not None and port is not None and server.is_running()
+    assert server.url() == f"jdbc:derby://127.0.0.1:{port}/metastore_db;create=true"
+    # a second start, from another process, reuses the running server
+    again = cli(server.lake, "metastore", "start")
+    assert "already running" in again.stdout and server.pid() == pid
+    status = cli(server.lake, "metastore", "status")
+    assert status.returncode == 0 and f"127.0.0.1:{port}" in status.stdout
+    assert cli(server.lake, "metastore", "stop").stdout.strip() == "metastore server stopped"
+    assert server.pid() is None and not server.is_running()
+    # restarted on the port it had, so that a dbt profile rendered before still points at it
+    assert server.start() and server.port() == port
+
+
+def test_split_statements_respects_quotes_and_comments() -> None:
+    text = "select ';' as a, `x;y` from t -- not here; \n; /* nor; here */ show tables; select 'it\\'s;'; sel"
+    statements, rest = split_statements(text)
+    assert statements == [
+        "select ';' as a, `x;y` from t -- not here;",
+        "/* nor; here */ show tables",
+        "select 'it\\'s;'",
+    ]
+    assert rest == " sel"
+
+
+def test_format_table() -> None:
+    lines = format_table(["id", "image"], [["1", None], ["22", "{a -> " + "x" * 20 + "}"]], max_width=12)
+    assert lines == [
+        "+----+--------------+",
+        "| id | image        |",
+        "+----+--------------+",
+        "| 1  | NULL         |",
+        "| 22 | {a -> xxx... |",
+        "+----+--------------+",
+    ]
