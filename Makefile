@@ -84,8 +84,13 @@ BENCH_KAFKA_ARGS ?= --changes 100000 --runs 3
 bench-kafka: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.kafka_landing $(BENCH_KAFKA_ARGS)
 
+# sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
+# on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for
+# or leaves anything in the developer's lake.
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
+	export CDC_LAKE_DIR=$$(mktemp -d -t cdc_lake_lint.XXXXXX); \
+	trap '$(BIN)/cdc-lake metastore stop >/dev/null; rm -rf "$$CDC_LAKE_DIR"' EXIT; \
 	$(BIN)/sqlfluff lint $(wildcard models macros tests)
 
 build: $(STAMP)
