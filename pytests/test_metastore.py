@@ -68,3 +68,28 @@ def test_format_table() -> None:
         "| 22 | {a -> xxx... |",
         "+----+--------------+",
     ]
+
+
+def test_a_lake_held_in_embedded_derby_is_named(tmp_path) -> None:
+    """Embedded Derby holds an exclusive lock on metastore_db/dbex.lck (a POSIX lock, which Java's
+    FileChannel.lock takes on Linux): a child process takes the same lock here, as such a JVM would."""
+    lake = tmp_path / "lake"
+    (lake / "metastore_db").mkdir(parents=True)
+    lock = lake / "metastore_db" / "dbex.lck"
+    lock.write_text("")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'r+'); "
+         "fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)", str(lock)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = cli(lake, "metastore", "start")
+        assert started.returncode == 1
+        assert f"is open in embedded Derby by pid {holder.pid} " in started.stderr, started.stderr
+        assert "wait for that process to end (or stop it), then retry" in started.stderr
+        assert len(started.stderr.strip().splitlines()) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    assert MetastoreServer.for_lake(lake).pid() is None
