@@ -138,11 +138,14 @@ class Shell:
         """Read statements from the terminal until end of input; errors print and the shell goes on."""
         history = Path(os.environ.get("CDC_LAKE_SQL_HISTORY", Path.home() / ".cdc_lake_sql_history"))
         try:
-            import readline
-
-            readline.read_history_file(history)
-        except (ImportError, OSError):
+            import readline  # line editing and history for input()
+        except ImportError:
             readline = None  # type: ignore[assignment]
+        if readline is not None and history.exists():
+            try:
+                readline.read_history_file(history)
+            except OSError:
+                pass
         print("cdc-lake sql: statements end with ';'. Ctrl-D quits.", file=sys.stderr)
         buffer = ""
         try:
@@ -177,8 +180,9 @@ class Shell:
 
 def error_text(exc: Exception) -> str:
     """Spark's message without the JVM stack trace that PySpark appends."""
-    text = str(exc).strip()
-    return text.split("\nJVM stacktrace:", 1)[0].strip()
+    text = str(exc).strip().split("\nJVM stacktrace:", 1)[0]
+    # an analysis error ends with the unresolved plan ("; line 1 pos 7;\n'Project ..."): not for users
+    return text.split(";\n'", 1)[0].strip()
 
 
 def _sql(args: argparse.Namespace) -> int:
