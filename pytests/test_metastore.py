@@ -93,3 +93,32 @@ def test_a_lake_held_in_embedded_derby_is_named(tmp_path) -> None:
         holder.kill()
         holder.wait()
     assert MetastoreServer.for_lake(lake).pid() is None
+
+
+def test_two_writing_dbt_commands_take_turns(server: MetastoreServer, tmp_path) -> None:
+    """The venv's start-up hook acts on programs named `dbt`: a stand-in that only sleeps shows,
+    without Spark, that the first start of a lake starts its server and that a second `dbt build`
+    on the same lake and schema waits for the first, saying once who it waits for."""
+    fake = tmp_path / "bin" / "dbt"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys, time\nprint('running', flush=True)\ntime.sleep(float(sys.argv[2]))\n"
+    )
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CDC_LAKE", "DBT_"))}
+    env["CDC_LAKE_DIR"] = str(server.lake)
+
+    def dbt(seconds: str) -> subprocess.Popen:
+        return subprocess.Popen([str(fake), "build", seconds], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    first = dbt("6")
+    assert first.stdout is not None and first.stdout.readline().strip() == "running"
+    assert server.is_running()  # started by the first `dbt`'s start-up hook
+    second = dbt("0")
+    out, err = second.communicate(timeout=120)
+    assert first.poll() is not None, "the second build ran while the first one held the turn"
+    first.communicate()
+    assert out.strip() == "running"
+    assert err.count("cdc_lake: waiting for dbt build") == 1
+    assert f"(pid {first.pid}, since " in err and "dbt-cdc_lake.lock" in err, err
