@@ -16,13 +16,14 @@ setup: $(STAMP)
 # changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
-$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml
+$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	rm -rf $(VENV)/jvm
 	$(MVN_COPY) -f jvm/spark/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/spark
 	$(MVN_COPY) -f jvm/kafka/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/kafka
+	$(MVN_COPY) -f jvm/derby/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/derby
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 
@@ -83,8 +84,13 @@ BENCH_KAFKA_ARGS ?= --changes 100000 --runs 3
 bench-kafka: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.kafka_landing $(BENCH_KAFKA_ARGS)
 
+# sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
+# on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for
+# or leaves anything in the developer's lake.
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
+	export CDC_LAKE_DIR=$$(mktemp -d -t cdc_lake_lint.XXXXXX); \
+	trap '$(BIN)/cdc-lake metastore stop >/dev/null; rm -rf "$$CDC_LAKE_DIR"' EXIT; \
 	$(BIN)/sqlfluff lint $(wildcard models macros tests)
 
 build: $(STAMP)

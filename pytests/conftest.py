@@ -20,6 +20,19 @@ os.environ["CDC_LAKE_DIR"] = os.environ.get("CDC_LAKE_TEST_DIR") or tempfile.mkd
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def metastore_servers(tmp_path_factory) -> Iterator[None]:
+    """Stop, whatever happens, the metastore servers the run started: its own lake's (the shared
+    session's) and those of the lakes tests make under pytest's temporary folders. Set up first, so
+    torn down last, after the Spark session has closed."""
+    lake = Path(os.environ["CDC_LAKE_DIR"])
+    yield
+    from cdc_lake.metastore import MetastoreServer, stop_servers_under
+
+    MetastoreServer.for_lake(lake).stop()
+    stop_servers_under(tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture(scope="session")
 def spark():
     from cdc_lake.spark import get_spark

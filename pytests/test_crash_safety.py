@@ -3,7 +3,7 @@ the tables of an uninterrupted run: every model commits atomically (one Iceberg 
 incremental models resume from their own landing watermarks.
 
 Runs real processes (`cdc-lake land`, `dbt build`) on two private lakes; the shared test session
-is not involved (each embedded Derby metastore admits one process).
+is not involved.
 """
 
 from __future__ import annotations

@@ -105,7 +105,10 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
     where things run and live changes.
     """
     lake = settings.cluster_dir
-    conf = profile_settings("local", env={"CDC_LAKE_DIR": str(lake)})
+    # The Thrift Server owns an embedded Derby metastore: no metastore server of the local lake.
+    conf = profile_settings(
+        "local", env={"CDC_LAKE_DIR": str(lake), "CDC_LAKE_METASTORE_URL": "", "CDC_LAKE_METASTORE_DRIVER": ""}
+    )
     conf.pop("spark.master", None)
     conf.pop("spark.driver.memory", None)
     conf.update(

@@ -103,6 +103,8 @@ def main() -> int:
     print("== a typed table (models/marts/tables; add yours with `cdc-lake add-table DATABASE TABLE`)")
     typed = spark.sql(f"select * from {schema}.shop__orders_current order by row_key limit 5")
     typed.drop("change_order").show(truncate=40)
+    print("== next: `.venv/bin/cdc-lake sql` to query the lake; its metastore server keeps running for later")
+    print("   commands (`.venv/bin/cdc-lake metastore stop` stops it)")
     return 0
 
 

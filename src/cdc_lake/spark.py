@@ -53,6 +53,9 @@ def get_spark(app_name: str = "cdc_lake", extra: dict[str, str] | None = None) -
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    from cdc_lake.metastore import ensure_local_metastore
+
+    ensure_local_metastore()
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
     for key, value in {**profile_settings(), **(extra or {})}.items():
         builder = builder.config(key, value)

@@ -54,5 +54,8 @@ def measure(runs: int) -> dict[str, list[dict[str, float]]]:
                 load = os.getloadavg()[0]
                 results[name].append({"seconds": _timed(command, env), "load_before": load})
     finally:
+        from cdc_lake.metastore import MetastoreServer
+
+        MetastoreServer.for_lake(folder / "lake").stop()  # its processes started it
         shutil.rmtree(folder, ignore_errors=True)
     return results

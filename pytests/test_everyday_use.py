@@ -1,0 +1,159 @@
+"""Everyday use on the embedded default, with real processes as a user runs them: a landing, a
+plain `dbt build` and a `cdc-lake sql` query at the same time on one lake (they share the lake's
+metastore server), a quiet `dbt build` (no Java stack traces, a few lines per node), and the
+result equal to the same records landed and built one after the other in a second lake.
+
+Each lake is a temporary CDC_LAKE_DIR whose metastore server is stopped at the end, whatever
+happens (and checked to be gone). Slow: several Spark processes in a row (~10-20 min on a busy
+2-core machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cdc_lake.env import PROJECT_DIR
+from cdc_lake.metastore import MetastoreServer
+
+pytestmark = pytest.mark.slow
+
+BIN = Path(sys.executable).parent
+TIMEOUT = 1800
+# the landing columns differ between two lakes by design (when and in which commit a record landed)
+LANDING_COLUMNS = {"landing_seq", "last_landing_seq", "landed_at"}
+# seeds and models, no tests: what the comparison needs
+MODELS_AND_SEEDS = ("--resource-type", "seed", "--resource-type", "model")
+STACK_LINE = re.compile(r"^\s+at [\w$.<>]+\(|\b\w+(Exception|Error): ", re.MULTILINE)
+
+
+class LakeRun:
+    """A private lake and the environment of every command run on it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.dir = folder / "lake"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("CDC_LAKE", "DBT_"))}
+        self.env.update(
+            CDC_LAKE_DIR=str(self.dir),
+            DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+            # dbt's target/ and logs/ per lake, so that nothing here touches the project's
+            DBT_TARGET_PATH=str(folder / "target"),
+            DBT_LOG_PATH=str(folder / "logs"),
+        )
+
+    def start(self, *args: str, log: Path) -> subprocess.Popen:
+        with open(log, "w", encoding="utf-8") as handle:  # the child keeps its own copy
+            return subprocess.Popen(
+                [str(BIN / args[0]), *args[1:]], env=self.env, cwd=PROJECT_DIR, stdout=handle,
+                stderr=subprocess.STDOUT, text=True,
+            )
+
+    def run(self, *args: str, log: Path) -> str:
+        return finish(self.start(*args, log=log), log)
+
+
+def finish(proc: subprocess.Popen, log: Path) -> str:
+    try:
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+    output = log.read_text(encoding="utf-8", errors="replace")
+    assert proc.returncode == 0, f"{proc.args} exited with {proc.returncode}:\n{output[-4000:]}"
+    return output
+
+
+@pytest.fixture(scope="module")
+def lakes(tmp_path_factory) -> Iterator[tuple[LakeRun, LakeRun]]:
+    concurrent = LakeRun(tmp_path_factory.mktemp("concurrent"))
+    sequential = LakeRun(tmp_path_factory.mktemp("sequential"))
+    try:
+        yield concurrent, sequential
+    finally:
+        for lake in (concurrent, sequential):
+            server = MetastoreServer.for_lake(lake.dir)
+            server.stop()
+            assert server.pid() is None and not server.is_running()
+
+
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory) -> tuple[Path, Path]:
+    """Two landing batches of a generated Canal workload (inserts, updates, deletes, DDL)."""
+    out = tmp_path_factory.mktemp("workload")
+    subprocess.run(
+        [str(BIN / "cdc-lake"), "generate", "--seed", "20", "--changes", "300", "--formats", "canal_flat",
+         "--batches", "2", "--quiet", "--out", str(out)],
+        check=True, timeout=300,
+    )
+    return out / "canal_flat-1.jsonl", out / "canal_flat-2.jsonl"
+
+
+def dump(lake: LakeRun, log: Path) -> dict[str, list[str]]:
+    """cdc_current and cdc_history of a lake through `cdc-lake sql --output json`, normalised."""
+    output = lake.run(
+        "cdc-lake", "sql", "--output", "json", "-e",
+        "select 'cdc_current' as model, to_json(struct(*)) as row from cdc_lake.cdc_current;"
+        "select 'cdc_history' as model, to_json(struct(*)) as row from cdc_lake.cdc_history",
+        log=log,
+    )
+    tables: dict[str, list[str]] = {"cdc_current": [], "cdc_history": []}
+    for line in output.splitlines():
+        if not line.startswith("{"):
+            continue
+        record = json.loads(line)
+        row = {k: v for k, v in json.loads(record["row"]).items() if k not in LANDING_COLUMNS}
+        tables[record["model"]].append(json.dumps(row, sort_keys=True))
+    return {model: sorted(rows) for model, rows in tables.items()}
+
+
+def test_land_build_and_query_at_once_then_equal_to_one_after_the_other(lakes, batches, tmp_path) -> None:
+    concurrent, sequential = lakes
+    first, second = batches
+    began = time.monotonic()
+
+    # a built small lake
+    concurrent.run("cdc-lake", "land", "--format", "canal_flat", str(first), log=tmp_path / "land1.log")
+    concurrent.run("dbt", "build", *MODELS_AND_SEEDS, log=tmp_path / "run1.log")
+
+    # a plain `dbt build`; once it runs its nodes, a landing and a query join it
+    build_log = tmp_path / "build.log"
+    build = concurrent.start("dbt", "build", log=build_log)
+    deadline = time.monotonic() + 900
+    while " of " not in build_log.read_text(errors="replace") and build.poll() is None:
+        assert time.monotonic() < deadline, "dbt build started no node within 15 minutes"
+        time.sleep(1)
+    land = concurrent.start("cdc-lake", "land", "--format", "canal_flat", str(second), log=tmp_path / "land2.log")
+    query = concurrent.start(
+        "cdc-lake", "sql", "-e", "select count(*) as changes from cdc_lake.cdc_changelog", log=tmp_path / "sql.log"
+    )
+    landed = finish(land, tmp_path / "land2.log")
+    queried = finish(query, tmp_path / "sql.log")
+    built = finish(build, build_log)
+    assert "canal_flat:" in landed and " landed," in landed
+    assert re.search(r"^\| changes +\|$", queried, re.MULTILINE), queried
+
+    # quiet: no Java stack trace, a few lines per node
+    assert not STACK_LINE.search(built), STACK_LINE.search(built)
+    nodes = int(re.search(r"TOTAL=(\d+)", built).group(1))
+    assert nodes > 50
+    assert len(built.splitlines()) <= 3 * nodes + 15, built
+
+    # the next build reads what landed during this one
+    concurrent.run("dbt", "run", log=tmp_path / "run2.log")
+
+    # the same records, landed and built one after the other, give the same tables
+    sequential.run("cdc-lake", "land", "--format", "canal_flat", str(first), str(second), log=tmp_path / "land3.log")
+    sequential.run("dbt", "build", *MODELS_AND_SEEDS, log=tmp_path / "run3.log")
+    expected = dump(sequential, tmp_path / "dump_sequential.log")
+    assert expected["cdc_current"] and expected["cdc_history"]
+    assert dump(concurrent, tmp_path / "dump_concurrent.log") == expected
+    print(f"whole test {time.monotonic() - began:.0f}s")

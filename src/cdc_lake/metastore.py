@@ -1,0 +1,316 @@
+"""The lake's Hive metastore database, served by Derby's network server so that processes share it.
+
+Embedded Derby admits one process per database: a second `dbt build`, or `cdc-lake land` during a
+build, used to fail after a minute of log lines. So the `local` target's metastore database
+(`$CDC_LAKE_DIR/metastore_db`, the same files embedded Derby wrote) is served by one Derby network
+server process per lake, and every Spark process connects to it over JDBC on loopback:
+
+- started on first use by whichever process needs the lake (`cdc-lake land|sql|consume|...`,
+  the test session, and `dbt`/`sqlfluff` through the venv's start-up hook, see `env.startup`);
+  a start lock makes concurrent first uses start one server;
+- on a free 127.0.0.1 port, recorded with its pid in `$CDC_LAKE_DIR/metastore/server.json` and
+  reused by every later process (the same port again after a restart when it is still free);
+- stopped by `cdc-lake metastore stop` (Derby's own clean shutdown, then SIGTERM/SIGKILL).
+
+Each process learns the server through two environment variables that profiles/profiles.yml
+reads, CDC_LAKE_METASTORE_URL and CDC_LAKE_METASTORE_DRIVER (set by `ensure_server`); without
+them the profile falls back to embedded Derby (the cluster's Thrift Server uses that).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdc_lake.env import jvm_dir, lake_dir
+
+HOST = "127.0.0.1"
+MAIN_CLASS = "org.apache.derby.drda.NetworkServerControl"
+CLIENT_DRIVER = "org.apache.derby.jdbc.ClientDriver"
+DATABASE = "metastore_db"
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+URL_VAR = "CDC_LAKE_METASTORE_URL"
+DRIVER_VAR = "CDC_LAKE_METASTORE_DRIVER"
+
+
+class MetastoreError(RuntimeError):
+    """The metastore server could not be started; the message says why and what to do."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _args(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """A running process; a zombie (exited, not reaped) is dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    return str(Path(home) / "bin" / "java") if home else "java"
+
+
+@dataclass(frozen=True)
+class MetastoreServer:
+    """The Derby network server of one lake."""
+
+    lake: Path
+
+    @classmethod
+    def for_lake(cls, lake: Path | None = None) -> MetastoreServer:
+        return cls((lake or lake_dir()).resolve())
+
+    @property
+    def folder(self) -> Path:
+        return self.lake / "metastore"
+
+    @property
+    def state_file(self) -> Path:
+        return self.folder / "server.json"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "server.log"
+
+    def _state(self) -> dict[str, int]:
+        try:
+            return {k: int(v) for k, v in json.loads(self.state_file.read_text()).items()}
+        except (FileNotFoundError, ValueError, TypeError):
+            return {}
+
+    def pid(self) -> int | None:
+        """The recorded pid while that process is alive and is this lake's server (not a reused pid)."""
+        pid = self._state().get("pid")
+        if pid and _alive(pid):
+            args = _args(pid)
+            if MAIN_CLASS in args and f"-Dderby.system.home={self.lake}" in args:
+                return pid
+        return None
+
+    def port(self) -> int | None:
+        return self._state().get("port")
+
+    def is_running(self) -> bool:
+        port = self.port()
+        return self.pid() is not None and port is not None and _accepts(port)
+
+    def url(self) -> str:
+        port = self.port()
+        if port is None:
+            raise MetastoreError(f"no metastore server was ever started for {self.lake}")
+        return f"jdbc:derby://{HOST}:{port}/{DATABASE};create=true"
+
+    def client_env(self) -> dict[str, str]:
+        """The variables profiles/profiles.yml reads to reach this server."""
+        return {URL_VAR: self.url(), DRIVER_VAR: CLIENT_DRIVER}
+
+    def command(self, port: int) -> list[str]:
+        jars = jvm_dir("derby")
+        if not any(jars.glob("derbynet-*.jar")):
+            raise MetastoreError(f"Derby network server jars not found in {jars}: run `make setup`")
+        return [
+            _java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+            f"-Dderby.system.home={self.lake}",
+            f"-Dderby.stream.error.file={self.lake / 'derby.log'}",
+            "-cp", str(jars / "*"), MAIN_CLASS,
+            # Loopback only; Derby's default security manager is for servers reachable by others and
+            # would forbid the database files' folder unless given a policy.
+            "start", "-h", HOST, "-p", str(port), "-noSecurityManager",
+        ]
+
+    @contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / "start.lock", "a+", encoding="ascii") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def start(self, timeout: float = START_TIMEOUT) -> bool:
+        """Start the server unless it runs; True when this call started it. Raises MetastoreError."""
+        with self._start_lock():
+            if self.is_running():
+                return False
+            stale = self.pid()
+            if stale is not None:
+                raise MetastoreError(
+                    f"the metastore server of {self.lake} (pid {stale}) runs but does not answer on port "
+                    f"{self.port()}; stop it with `cdc-lake metastore stop` and retry"
+                )
+            holder = embedded_holder(self.lake)
+            if holder is not None:
+                raise MetastoreError(
+                    f"{self.lake / DATABASE} is open in embedded Derby by pid {holder[0]} ({holder[1]}); "
+                    "wait for that process to end (or stop it), then retry"
+                )
+            previous = self.port()
+            port = previous if previous is not None and _port_free(previous) else _free_port()
+            self.lake.mkdir(parents=True, exist_ok=True)
+            with open(self.log_file, "ab") as log:
+                log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting on {HOST}:{port}\n".encode())
+                log.flush()
+                process = subprocess.Popen(
+                    self.command(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    cwd=self.lake, start_new_session=True,  # outlives the process that started it
+                )
+            self.state_file.write_text(json.dumps({"pid": process.pid, "port": port}))
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    raise MetastoreError(
+                        f"the metastore server exited with {process.returncode}: {self._log_tail()}"
+                    )
+                if _accepts(port):
+                    return True
+                time.sleep(0.2)
+            self.stop()
+            raise MetastoreError(f"the metastore server did not answer within {timeout:.0f}s; see {self.log_file}")
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Shut the server down (Derby's clean shutdown, then SIGTERM, then SIGKILL); True if it ran."""
+        pid, port = self.pid(), self.port()
+        if pid is None:
+            return False
+        if port is not None:
+            # Derby's own shutdown closes the database cleanly (no log recovery at the next boot).
+            command = self.command(port)
+            command[command.index("start")] = "shutdown"
+            command.remove("-noSecurityManager")
+            try:
+                subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+            except subprocess.TimeoutExpired:
+                pass
+        for sig, wait in ((None, timeout), (signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+            if sig is not None:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    break
+            deadline = time.monotonic() + wait
+            while _alive(pid) and time.monotonic() < deadline:
+                _reap(pid)
+                time.sleep(0.2)
+            if not _alive(pid):
+                break
+        _reap(pid)
+        return True
+
+    def _log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "(no log)"
+
+
+def embedded_holder(lake: Path) -> tuple[int, str] | None:
+    """The process that holds the lake's metastore in embedded Derby, if one does: (pid, command).
+
+    Embedded Derby keeps an exclusive lock on `metastore_db/dbex.lck` while it has the database
+    booted; that process is found by its open file.
+    """
+    lock = lake / DATABASE / "dbex.lck"
+    if not lock.exists():
+        return None
+    try:
+        with open(lock, "rb") as handle:
+            fcntl.lockf(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.lockf(handle, fcntl.LOCK_UN)
+        return None
+    except OSError:
+        pass
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                if os.readlink(fd) == str(lock):
+                    return int(entry.name), _cmdline(int(entry.name))[:160]
+        except OSError:
+            continue
+    return -1, "a process this user cannot see"
+
+
+def ensure_server(lake: Path | None = None) -> MetastoreServer:
+    """Start the lake's server if needed and point this process's profile rendering at it."""
+    server = MetastoreServer.for_lake(lake)
+    if server.start():
+        print(f"cdc_lake: metastore server started on {HOST}:{server.port()} for {server.lake} "
+              "(`cdc-lake metastore stop` stops it)", file=sys.stderr)
+    os.environ.update(server.client_env())
+    return server
+
+
+def ensure_local_metastore() -> MetastoreServer | None:
+    """`ensure_server` for the current lake, unless CDC_LAKE_METASTORE=embedded asks for the
+    one-process embedded Derby of earlier versions."""
+    if os.environ.get("CDC_LAKE_METASTORE", "server") == "embedded":
+        return None
+    return ensure_server()
+
+
+def stop_servers_under(root: Path) -> list[Path]:
+    """Stop every lake's metastore server whose lake lies under `root` (test clean-up); their lakes."""
+    stopped = []
+    for state in root.rglob("metastore/server.json"):
+        server = MetastoreServer.for_lake(state.parent.parent)
+        if server.stop():
+            stopped.append(server.lake)
+    return stopped
