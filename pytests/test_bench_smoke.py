@@ -27,7 +27,6 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
     steps = ("limit", "staging_full", "changelog_only_full", "current_history_full", "incremental_run")
     for step in (*steps, "peer_snapshot_incremental", "merge_1pct_cow", "merge_1pct_mor"):
         assert result["steps"][step], step
-        assert result["steps"][step][0]["seconds"] > 0
     assert result["counts"]["raw_history"] > 0
     # the increment is landed and built: every version the simulator produced is in cdc_history
     assert result["counts"]["history_after_increment"] == result["counts"]["truth_versions"]

@@ -18,7 +18,7 @@ import json
 
 import pytest
 from conftest import CONFORMANCE
-from flink_rowkinds import expected_rows, replay
+from flink_rowkinds import replay
 
 from cdc_lake.harness import kcat_lines
 
@@ -91,11 +91,3 @@ def test_keys_from_kafka_key_or_the_image(built):
     assert (keyless["primary_key"], keyless["is_keyless"], len(keyless["row_key"])) == ({}, True, 64)
     rejected = built.rows("select reject_reason from {schema}.cdc_rejected_messages where source_format = 'lindorm'")
     assert rejected == []
-
-
-def test_expected_file_lists_these_examples():
-    # the expected file describes rows in prose (no Flink row kinds): guard against it changing
-    assert expected_rows(CONFORMANCE / "lindorm" / "lindorm-debezium-v2-doc-examples.expected.txt") == []
-    text = (CONFORMANCE / "lindorm" / "lindorm-debezium-v2-doc-examples.expected.txt").read_text()
-    assert "-U (1004,Anne Marie,Kretchmar) +U (1004,Anne,Kretchmar)" in text
-    assert "ROW=b'user1', f:name=b'lucky'" in text

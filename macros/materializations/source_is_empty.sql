@@ -3,7 +3,10 @@
         so a build with no new landed data leaves every table at its current Iceberg snapshot.
         A model that filters its input with landed_since_last_build carries the answer in its SQL
         (batch_marker): new rows in any of its inputs mean a batch to write. Any other model pays
-        one `limit 1` query, which computes its batch once more. -#}
+        one `limit 1` query, which computes its batch once more. The answer travels in the SQL
+        text because it is known only while the model's SQL is compiled (the probe runs then),
+        and the compiled SQL is all dbt hands from there to the materialization: at run time
+        `config.set` does nothing and vars cannot be set. -#}
     {%- set code = model.get('compiled_code') or '' -%}
     {%- if batch_marker(true) in code -%}
         {{ return(false) }}

@@ -1,63 +1,19 @@
--- All formats' row changes in the canonical shape, before deduplication. Explicit column lists:
--- every staging model produces exactly these columns. An update that moves a row to another
--- identity (a primary-key change; any update of a keyless row) becomes a delete + an insert here,
--- once for every format (Debezium already sends it so). The project's table filter (vars
--- `cdc_include_tables` / `cdc_exclude_tables`, macro `cdc_table_included`) is applied here, once
--- for every format; int_raw_records_unioned accounts the records it drops as `filtered`.
+-- All formats' row changes in the canonical shape, before deduplication: one branch per format of
+-- cdc_formats, each the columns of cdc_columns('staged_changes') by name, in that one order (macro
+-- canonical_columns). An update that moves a row to another identity (a primary-key change; any
+-- update of a keyless row) becomes a delete + an insert here, once for every format (Debezium
+-- already sends it so). The project's table filter (vars `cdc_include_tables` /
+-- `cdc_exclude_tables`, macro `cdc_table_included`) is applied here, once for every format;
+-- int_raw_records_unioned accounts the records it drops as `filtered`.
 
-{%- set columns = [
-    'change_id', 'source_format', 'source_system', 'database_name', 'table_name', 'op',
-    'key_columns', 'row_key', 'primary_key', 'before', 'after', 'column_types', 'commit_ts',
-    'capture_ts', 'change_order', 'source_position', 'gtid', 'kafka_topic', 'kafka_partition',
-    'kafka_offset', 'row_in_message', 'landing_seq',
-] %}
+with unioned as (
 
-with canal_flat as (
-
-    select {{ columns | join(', ') }}
-    from {{ ref('stg_canal_flat__changes') }}
-
-),
-
-kafka_river_canal as (
-
-    select {{ columns | join(', ') }}
-    from {{ ref('stg_kafka_river_canal__changes') }}
-
-),
-
-tencent_dts as (
-
-    select {{ columns | join(', ') }}
-    from {{ ref('stg_tencent_dts__changes') }}
-
-),
-
-debezium as (
-
-    select {{ columns | join(', ') }}
-    from {{ ref('stg_debezium__changes') }}
-
-),
-
-lindorm as (
-
-    select {{ columns | join(', ') }}
-    from {{ ref('stg_lindorm__changes') }}
-
-),
-
-unioned as (
-
-    select * from canal_flat
-    union all
-    select * from kafka_river_canal
-    union all
-    select * from tencent_dts
-    union all
-    select * from debezium
-    union all
-    select * from lindorm
+    {% for fmt in cdc_formats() %}
+        select
+            {{ canonical_columns('staged_changes', relation='changes') | indent(12) }}
+        from {{ ref('stg_' ~ fmt ~ '__changes') }} as changes
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
 
 ),
 
@@ -84,12 +40,13 @@ split as (
     from included
         lateral view explode(
             case
-                when op = 'u' and before_row_key != row_key then array(
-                    named_struct(
-                        'half_op', 'd', 'half_row_key', before_row_key, 'half_id_suffix', 'key change: old row'
-                    ),
-                    named_struct('half_op', 'c', 'half_row_key', row_key, 'half_id_suffix', 'key change: new row')
-                )
+                when op = 'u' and before_row_key != row_key
+                    then array(
+                        named_struct(
+                            'half_op', 'd', 'half_row_key', before_row_key, 'half_id_suffix', 'key change: old row'
+                        ),
+                        named_struct('half_op', 'c', 'half_row_key', row_key, 'half_id_suffix', 'key change: new row')
+                    )
                 else array(named_struct('half_op', op, 'half_row_key', row_key, 'half_id_suffix', ''))
             end
         ) halves as half

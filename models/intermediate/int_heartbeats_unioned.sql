@@ -1,23 +1,20 @@
 -- Heartbeats of every format that sends them with a source time (Tencent DTS today), in one
 -- shape: the base of the heartbeat figures of cdc_lag.
 
-with tencent_dts as (
+with unioned as (
 
-    select
-        source_format,
-        source_system,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        heartbeat_ts,
-        landing_seq
-    from {{ ref('stg_tencent_dts__heartbeats') }}
+    {% for fmt in cdc_formats(carrying='heartbeats') %}
+        select
+            {{ canonical_columns('staged_heartbeats', relation='heartbeats') | indent(12) }}
+        from {{ ref('stg_' ~ fmt ~ '__heartbeats') }} as heartbeats
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
 
 ),
 
 final as (
 
-    select * from tencent_dts
+    select * from unioned
 
 )
 

@@ -2,112 +2,20 @@
 -- rejected, or filtered: a dml, ddl or malformed record of a table the project's table filter
 -- excludes, see macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
 
-with canal_flat as (
+{#- Canal's base model keeps the message's own database and table fields -#}
+{%- set format_values = {
+    'canal_flat': {'database_name': 'messages.msg.database', 'table_name': 'messages.msg.`table`'},
+} %}
 
-    select
-        'canal_flat' as source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        msg.database as database_name,
-        msg.`table` as table_name,
-        record_kind,
-        reject_reason,
-        rejected_value
-    from {{ ref('base_canal_flat__messages') }}
+with unioned as (
 
-),
-
-kafka_river_canal as (
-
-    select
-        'kafka_river_canal' as source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        database_name,
-        table_name,
-        record_kind,
-        reject_reason,
-        rejected_value
-    from {{ ref('base_kafka_river_canal__messages') }}
-
-),
-
-tencent_dts as (
-
-    select
-        'tencent_dts' as source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        database_name,
-        table_name,
-        record_kind,
-        reject_reason,
-        rejected_value
-    from {{ ref('base_tencent_dts__messages') }}
-
-),
-
-debezium as (
-
-    select
-        'debezium' as source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        database_name,
-        table_name,
-        record_kind,
-        reject_reason,
-        rejected_value
-    from {{ ref('base_debezium__messages') }}
-
-),
-
-lindorm as (
-
-    select
-        'lindorm' as source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        database_name,
-        table_name,
-        record_kind,
-        reject_reason,
-        rejected_value
-    from {{ ref('base_lindorm__messages') }}
-
-),
-
-unioned as (
-
-    select * from canal_flat
-    union all
-    select * from kafka_river_canal
-    union all
-    select * from tencent_dts
-    union all
-    select * from debezium
-    union all
-    select * from lindorm
+    {% for fmt in cdc_formats() %}
+        select
+            {{ canonical_columns('raw_records', relation='messages', values=dict(
+                format_values.get(fmt, {}), source_format="'" ~ fmt ~ "'")) | indent(12) }}
+        from {{ ref('base_' ~ fmt ~ '__messages') }} as messages
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
 
 ),
 

@@ -1,79 +1,14 @@
 -- DDL statements of every format that carries them, in one shape, after the project's table
 -- filter (macro `cdc_table_included`; filtered DDL is accounted in int_raw_records_unioned).
 
-with canal_flat as (
+with unioned as (
 
-    select
-        schema_change_id,
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        ddl_type,
-        ddl_statement,
-        commit_ts,
-        change_order,
-        source_position,
-        gtid,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        landing_seq
-    from {{ ref('stg_canal_flat__schema_changes') }}
-
-),
-
-tencent_dts as (
-
-    select
-        schema_change_id,
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        ddl_type,
-        ddl_statement,
-        commit_ts,
-        change_order,
-        source_position,
-        gtid,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        landing_seq
-    from {{ ref('stg_tencent_dts__schema_changes') }}
-
-),
-
-debezium as (
-
-    select
-        schema_change_id,
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        ddl_type,
-        ddl_statement,
-        commit_ts,
-        change_order,
-        source_position,
-        gtid,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        landing_seq
-    from {{ ref('stg_debezium__schema_changes') }}
-
-),
-
-unioned as (
-
-    select * from canal_flat
-    union all
-    select * from tencent_dts
-    union all
-    select * from debezium
+    {% for fmt in cdc_formats(carrying='schema_changes') %}
+        select
+            {{ canonical_columns('staged_schema_changes', relation='ddl') | indent(12) }}
+        from {{ ref('stg_' ~ fmt ~ '__schema_changes') }} as ddl
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
 
 ),
 

@@ -2,8 +2,8 @@
     config(
         materialized='incremental',
         incremental_strategy='merge',
-        unique_key=['source_system', 'database_name', 'table_name', 'row_key'],
-        merge_delete_flag='is_removed',
+        unique_key=cdc_row_key_columns(),
+        merge_action_column='merge_action',
         tblproperties=cdc_merge_on_read(),
     )
 }}
@@ -16,7 +16,12 @@
 -- A keyless table's rows are identified by their image, and identical rows are one row here whose
 -- row_count is their number: inserts add one, deletes take one away, whatever their order.
 
+{%- set keys = cdc_row_key_columns() %}
+{%- set key_columns = keys | join(', ') %}
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
+{#- a delete marker older than the retention period (never, without one) -#}
+{%- set expired = 'false' if retention_days is none
+    else 'is_deleted and ' ~ delete_marker_expired('commit_ts', retention_days) %}
 
 with new_changes as (
 
@@ -32,15 +37,11 @@ new_latest as (
 
     select
         *,
-        max(landing_seq) over (
-            partition by source_system, database_name, table_name, row_key
-        ) as batch_landing_seq,
+        max(landing_seq) over (partition by {{ key_columns }}) as batch_landing_seq,
         -- what the batch adds to the number of identical keyless rows
-        sum({{ keyless_row_delta('new_changes') }}) over (
-            partition by source_system, database_name, table_name, row_key
-        ) as batch_row_count,
+        sum({{ keyless_row_delta('new_changes') }}) over (partition by {{ key_columns }}) as batch_row_count,
         row_number() over (
-            partition by source_system, database_name, table_name, row_key
+            partition by {{ key_columns }}
             order by change_order desc, change_id desc
         ) as recency
     from new_changes
@@ -49,23 +50,14 @@ new_latest as (
 
 candidates as (
 
+    -- both branches are written with canonical_columns: cdc_current's columns, in its order
     select
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        row_key,
-        primary_key,
-        case when op = 'd' then before else after end as image,
-        op = 'd' as is_deleted,
-        op,
-        commit_ts,
-        change_order,
-        change_id,
-        column_types,
-        is_keyless,
-        batch_row_count as row_count,
-        batch_landing_seq as last_landing_seq
+        {{ canonical_columns('cdc_current', relation='new_latest', values={
+            'image': "case when op = 'd' then before else after end",
+            'is_deleted': "op = 'd'",
+            'row_count': 'batch_row_count',
+            'last_landing_seq': 'batch_landing_seq',
+        }) | indent(8) }}
     from new_latest
     where recency = 1
 
@@ -73,29 +65,13 @@ candidates as (
         union all
 
         select
-            existing.source_format,
-            existing.source_system,
-            existing.database_name,
-            existing.table_name,
-            existing.row_key,
-            existing.primary_key,
-            existing.image,
-            existing.is_deleted,
-            existing.op,
-            existing.commit_ts,
-            existing.change_order,
-            existing.change_id,
-            existing.column_types,
-            coalesce(existing.is_keyless, false) as is_keyless,
-            coalesce(existing.row_count, if(existing.is_deleted, 0, 1)) as row_count,
-            existing.last_landing_seq
+            {{ canonical_columns('cdc_current', relation='existing', values={
+                'is_keyless': 'coalesce(existing.is_keyless, false)',
+                'row_count': 'coalesce(existing.row_count, if(existing.is_deleted, 0, 1))',
+            }) | indent(12) }}
         from {{ this }} as existing
         left semi join new_latest
-            on
-                existing.source_system = new_latest.source_system
-                and existing.database_name = new_latest.database_name
-                and existing.table_name = new_latest.table_name
-                and existing.row_key = new_latest.row_key
+            on {{ join_on_keys('existing', 'new_latest', keys) }}
     {% endif %}
 
 ),
@@ -104,14 +80,10 @@ ranked as (
 
     select
         *,
-        max(last_landing_seq) over (
-            partition by source_system, database_name, table_name, row_key
-        ) as newest_landing_seq,
-        sum(row_count) over (
-            partition by source_system, database_name, table_name, row_key
-        ) as net_row_count,
+        max(last_landing_seq) over (partition by {{ key_columns }}) as newest_landing_seq,
+        sum(row_count) over (partition by {{ key_columns }}) as net_row_count,
         row_number() over (
-            partition by source_system, database_name, table_name, row_key
+            partition by {{ key_columns }}
             order by change_order desc, change_id desc
         ) as recency
     from candidates
@@ -121,45 +93,26 @@ ranked as (
 final as (
 
     select
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        row_key,
-        primary_key,
-        image,
-        if(is_keyless, net_row_count <= 0, is_deleted) as is_deleted,
-        op,
-        commit_ts,
-        change_order,
-        change_id,
-        column_types,
-        is_keyless,
-        case when not is_keyless then if(is_deleted, 0, 1) else net_row_count end as row_count,
-        newest_landing_seq as last_landing_seq
+        {{ canonical_columns('cdc_current', relation='ranked', values={
+            'is_deleted': 'if(is_keyless, net_row_count <= 0, is_deleted)',
+            'row_count': 'case when not is_keyless then if(is_deleted, 0, 1) else net_row_count end',
+            'last_landing_seq': 'newest_landing_seq',
+        }) | indent(8) }}
     from ranked
     where recency = 1
 
 )
 
-{% if retention_days is none and not is_incremental() %}
+{% if not is_incremental() %}
 
     select * from final
-
-{% elif not is_incremental() %}
-
-    select * from final
-    where not (is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }})
+    where not ({{ expired }})
 
 {% else %}
 
     select
-        *,
-        {% if retention_days is none -%}
-            false
-        {%- else -%}
-            is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
-        {%- endif %} as is_removed
+        {{ canonical_columns('cdc_current', relation='final',
+                             merge_action="case when " ~ expired ~ " then 'delete' else 'upsert' end") | indent(8) }}
     from final
 
     {% if retention_days is not none %}
@@ -167,10 +120,9 @@ final as (
 
         -- delete markers that expired since the last build
         select
-            *,
-            true as is_removed
-        from {{ this }}
-        where is_deleted and {{ delete_marker_expired('commit_ts', retention_days) }}
+            {{ canonical_columns('cdc_current', relation='existing', merge_action="'delete'") | indent(12) }}
+        from {{ this }} as existing
+        where {{ expired }}
     {% endif %}
 
 {% endif %}

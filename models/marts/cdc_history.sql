@@ -3,7 +3,7 @@
         materialized='incremental',
         incremental_strategy='merge',
         unique_key='version_id',
-        merge_delete_flag='is_removed',
+        merge_action_column='merge_action',
         tblproperties=cdc_merge_on_read(),
         partition_by=['is_current'],
     )
@@ -22,7 +22,7 @@
 -- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_current:
 -- the open versions every run reads sit apart from the closed ones, which grow with history.
 
-{%- set keys = ['source_system', 'database_name', 'table_name', 'row_key'] %}
+{%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
@@ -95,19 +95,15 @@ touched_keys as (
 
         -- the version each appended key is in now; the new changes are played after it
         select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
-            existing.{{ keys | join(',\n            existing.') }},
-            existing.source_format,
-            existing.primary_key,
-            existing.op,
-            existing.image,
-            coalesce(existing.is_keyless, false) as is_keyless,
-            coalesce(existing.row_count, 1) as row_delta,
-            existing.change_order,
-            existing.version_id as change_id,
-            existing.valid_from as commit_ts,
-            appended_keys.batch_landing_seq,
-            cast(null as timestamp) as floor_ts,
-            true as is_open_version
+            {{ canonical_columns('history_changes', relation='existing', values={
+                'is_keyless': 'coalesce(existing.is_keyless, false)',
+                'row_delta': 'coalesce(existing.row_count, 1)',
+                'change_id': 'existing.version_id',
+                'commit_ts': 'existing.valid_from',
+                'batch_landing_seq': 'appended_keys.batch_landing_seq',
+                'floor_ts': none,
+                'is_open_version': 'true',
+            }) | indent(12) }}
         from {{ this }} as existing
         inner join appended_keys
             on {{ join_on_keys('existing', 'appended_keys', keys) }}
@@ -117,21 +113,15 @@ touched_keys as (
 
     appended_changes as (
 
+        -- the running commit time (floor_ts) carries on from the built changes
         select
-            new_changes.{{ keys | join(',\n            new_changes.') }},
-            new_changes.source_format,
-            new_changes.primary_key,
-            new_changes.op,
-            {{ history_image('new_changes') }} as image,
-            new_changes.is_keyless,
-            {{ keyless_row_delta('new_changes') }} as row_delta,
-            new_changes.change_order,
-            new_changes.change_id,
-            new_changes.commit_ts,
-            appended_keys.batch_landing_seq,
-            -- the running commit time carries on from the built changes
-            appended_keys.last_built_ts as floor_ts,
-            false as is_open_version
+            {{ canonical_columns('history_changes', relation='new_changes', values={
+                'image': history_image('new_changes'),
+                'row_delta': keyless_row_delta('new_changes'),
+                'batch_landing_seq': 'appended_keys.batch_landing_seq',
+                'floor_ts': 'appended_keys.last_built_ts',
+                'is_open_version': 'false',
+            }) | indent(12) }}
         from new_changes
         inner join appended_keys
             on {{ join_on_keys('new_changes', 'appended_keys', keys) }}
@@ -152,19 +142,13 @@ touched_keys as (
 replayed_changes as (
 
     select {% if broadcast_keys %}/*+ broadcast(late_keys) */{% endif %}
-        changes.{{ keys | join(',\n        changes.') }},
-        changes.source_format,
-        changes.primary_key,
-        changes.op,
-        {{ history_image('changes') }} as image,
-        changes.is_keyless,
-        {{ keyless_row_delta('changes') }} as row_delta,
-        changes.change_order,
-        changes.change_id,
-        changes.commit_ts,
-        late_keys.batch_landing_seq,
-        cast(null as timestamp) as floor_ts,
-        false as is_open_version
+        {{ canonical_columns('history_changes', relation='changes', values={
+            'image': history_image('changes'),
+            'row_delta': keyless_row_delta('changes'),
+            'batch_landing_seq': 'late_keys.batch_landing_seq',
+            'floor_ts': none,
+            'is_open_version': 'false',
+        }) | indent(8) }}
     from {{ ref('cdc_changelog') }} as changes
     inner join late_keys
         on {{ join_on_keys('changes', 'late_keys', keys) }}
@@ -173,6 +157,7 @@ replayed_changes as (
 
 key_changes as (
 
+    -- the three branches are written with canonical_columns: the same columns in the same order
     select * from replayed_changes
     {% if is_incremental() %}
         union all
@@ -190,11 +175,12 @@ counted as (
     select
         *,
         case
-            when is_keyless then sum(row_delta) over (
-                partition by {{ key_columns }}
-                order by change_order, change_id
-                rows between unbounded preceding and current row
-            )
+            when is_keyless
+                then sum(row_delta) over (
+                    partition by {{ key_columns }}
+                    order by change_order, change_id
+                    rows between unbounded preceding and current row
+                )
             when op = 'd' then 0
             else 1
         end as row_count
@@ -231,15 +217,17 @@ significant as (
     -- identical image (unless the `cdc_keep_noop_updates` var says so)
     select *
     from sequenced
-    where is_open_version or not (
-        (row_count <= 0 and coalesce(previous_row_count, 0) <= 0)
-        {%- if not var('cdc_keep_noop_updates', false) %}
-            or (
-                row_count > 0 and previous_row_count = row_count
-                and {{ same_image('image', 'previous_image') }}
-            )
-        {%- endif %}
-    )
+    where
+        is_open_version
+        or not (
+            (row_count <= 0 and coalesce(previous_row_count, 0) <= 0)
+            {%- if not var('cdc_keep_noop_updates', false) %}
+                or (
+                    (row_count > 0 and previous_row_count = row_count)
+                    and {{ same_image('image', 'previous_image') }}
+                )
+            {%- endif %}
+        )
 
 ),
 
@@ -258,22 +246,14 @@ versions as (
 final as (
 
     select
-        change_id as version_id,
-        source_format,
-        {{ keys | join(',\n        ') }},
-        primary_key,
-        image,
-        effective_ts as valid_from,
-        closed_ts as valid_to,
-        closing_change_id is null as is_current,
-        op,
-        change_id,
-        change_order,
-        coalesce(closing_row_count <= 0, false) as closed_by_delete,
-        closing_change_id,
-        is_keyless,
-        row_count,
-        batch_landing_seq as last_landing_seq
+        {{ canonical_columns('cdc_history', values={
+            'version_id': 'change_id',
+            'valid_from': 'effective_ts',
+            'valid_to': 'closed_ts',
+            'is_current': 'closing_change_id is null',
+            'closed_by_delete': 'coalesce(closing_row_count <= 0, false)',
+            'last_landing_seq': 'batch_landing_seq',
+        }, relation='versions') | indent(8) }}
     from versions
     where row_count > 0
 
@@ -282,8 +262,7 @@ final as (
 {% if is_incremental() %}
 
     select
-        *,
-        false as is_removed
+        {{ canonical_columns('cdc_history', relation='final', merge_action="'upsert'") | indent(8) }}
     from final
 
     union all
@@ -292,23 +271,8 @@ final as (
     -- version_id and reads nothing else of them, so only ids and keys are scanned: the images of
     -- the whole table are not read.
     select
-        existing.version_id,
-        null as source_format,
-        existing.{{ keys | join(',\n        existing.') }},
-        null as primary_key,
-        null as image,
-        null as valid_from,
-        null as valid_to,
-        null as is_current,
-        null as op,
-        null as change_id,
-        null as change_order,
-        null as closed_by_delete,
-        null as closing_change_id,
-        null as is_keyless,
-        null as row_count,
-        null as last_landing_seq,
-        true as is_removed
+        {{ canonical_columns('cdc_history', relation='existing', only=['version_id'] + keys,
+                             merge_action="'delete'") | indent(8) }}
     from {{ this }} as existing
     left semi join late_keys
         on {{ join_on_keys('existing', 'late_keys', keys) }}

@@ -1,0 +1,98 @@
+{% macro cdc_columns(shape) %}
+    {#- The one definition of each unioned row shape of the core models: its columns, in order,
+        as [name, Spark type] pairs. Every branch of a union of that shape is written with
+        canonical_columns, which emits these columns in this order, so branches line up by name
+        whatever order their SQL lists them in. -#}
+    {%- set row_key = [
+        ['source_system', 'string'], ['database_name', 'string'], ['table_name', 'string'],
+        ['row_key', 'string'],
+    ] -%}
+    {%- set kafka = [['kafka_topic', 'string'], ['kafka_partition', 'int'], ['kafka_offset', 'bigint']] -%}
+    {%- set shapes = {
+        'staged_changes': [['change_id', 'string'], ['source_format', 'string']] + row_key[:3] + [
+            ['op', 'string'], ['key_columns', 'array<string>'], ['row_key', 'string'],
+            ['primary_key', 'map<string,string>'], ['before', 'map<string,string>'],
+            ['after', 'map<string,string>'], ['column_types', 'map<string,string>'],
+            ['commit_ts', 'timestamp'], ['capture_ts', 'timestamp'], ['change_order', 'string'],
+            ['source_position', 'string'], ['gtid', 'string']] + kafka + [
+            ['row_in_message', 'int'], ['landing_seq', 'bigint'],
+        ],
+        'raw_records': [['source_format', 'string']] + kafka + [
+            ['message_in_record', 'int'], ['landing_seq', 'bigint'], ['landed_at', 'timestamp'],
+            ['database_name', 'string'], ['table_name', 'string'], ['record_kind', 'string'],
+            ['reject_reason', 'string'], ['rejected_value', 'string'],
+        ],
+        'staged_schema_changes': [['schema_change_id', 'string'], ['source_format', 'string']]
+            + row_key[:3] + [
+            ['ddl_type', 'string'], ['ddl_statement', 'string'], ['commit_ts', 'timestamp'],
+            ['change_order', 'string'], ['source_position', 'string'], ['gtid', 'string']] + kafka + [
+            ['landing_seq', 'bigint'],
+        ],
+        'staged_heartbeats': [['source_format', 'string'], ['source_system', 'string']] + kafka + [
+            ['heartbeat_ts', 'timestamp'], ['landing_seq', 'bigint'],
+        ],
+        'cdc_current': [['source_format', 'string']] + row_key + [
+            ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],
+            ['is_deleted', 'boolean'], ['op', 'string'], ['commit_ts', 'timestamp'],
+            ['change_order', 'string'], ['change_id', 'string'],
+            ['column_types', 'map<string,string>'], ['is_keyless', 'boolean'],
+            ['row_count', 'bigint'], ['last_landing_seq', 'bigint'],
+        ],
+        'history_changes': row_key + [
+            ['source_format', 'string'], ['primary_key', 'map<string,string>'], ['op', 'string'],
+            ['image', 'map<string,string>'], ['is_keyless', 'boolean'], ['row_delta', 'int'],
+            ['change_order', 'string'], ['change_id', 'string'], ['commit_ts', 'timestamp'],
+            ['batch_landing_seq', 'bigint'], ['floor_ts', 'timestamp'], ['is_open_version', 'boolean'],
+        ],
+        'cdc_history': [['version_id', 'string'], ['source_format', 'string']] + row_key + [
+            ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],
+            ['valid_from', 'timestamp'], ['valid_to', 'timestamp'], ['is_current', 'boolean'],
+            ['op', 'string'], ['change_id', 'string'], ['change_order', 'string'],
+            ['closed_by_delete', 'boolean'], ['closing_change_id', 'string'],
+            ['is_keyless', 'boolean'], ['row_count', 'bigint'], ['last_landing_seq', 'bigint'],
+        ],
+    } -%}
+    {%- if shape not in shapes -%}
+        {{ exceptions.raise_compiler_error(
+            "cdc_columns: unknown shape '" ~ shape ~ "'; one of " ~ (shapes.keys() | sort | join(', '))) }}
+    {%- endif -%}
+    {{ return(shapes[shape]) }}
+{% endmacro %}
+
+
+{% macro cdc_row_key_columns() %}
+    {#- The columns that identify a source row across the project: the unique key of cdc_current,
+        the partition of every per-row window and the join of every per-key lookup. -#}
+    {{ return(['source_system', 'database_name', 'table_name', 'row_key']) }}
+{% endmacro %}
+
+
+{% macro canonical_columns(shape, relation=none, values={}, only=none, merge_action=none) %}
+    {#- The select list of one union branch of `shape` (cdc_columns): every column in the shape's
+        order, as `values[name]` when given (none: a typed null), else `relation.name` when a
+        relation alias is given (and `only`, a list of names, does not leave it out), else a typed
+        null. A name in `values` or `only` that the shape does not have is a compile error, so a
+        misspelt column fails the build instead of becoming a null. `merge_action`, a SQL
+        expression giving 'upsert' or 'delete', adds the column with which an incremental batch
+        tells its MERGE what to do with the row (spark__get_merge_sql, merge_action_column). -#}
+    {%- set columns = cdc_columns(shape) -%}
+    {%- set names = columns | map('first') | list -%}
+    {%- for name in (values.keys() | list) + (only or []) if name not in names -%}
+        {{ exceptions.raise_compiler_error(
+            "canonical_columns: '" ~ name ~ "' is not a column of " ~ shape ~ " (" ~ names | join(', ') ~ ")") }}
+    {%- endfor -%}
+    {%- set items = [] -%}
+    {%- for name, type in columns -%}
+        {%- if name in values and values[name] is not none -%}
+            {%- do items.append(values[name] ~ ' as ' ~ name) -%}
+        {%- elif name not in values and relation is not none and (only is none or name in only) -%}
+            {%- do items.append(relation ~ '.' ~ name) -%}
+        {%- else -%}
+            {%- do items.append('cast(null as ' ~ type ~ ') as ' ~ name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if merge_action is not none -%}
+        {%- do items.append(merge_action ~ ' as merge_action') -%}
+    {%- endif -%}
+    {{ return(items | join(',\n')) }}
+{% endmacro %}

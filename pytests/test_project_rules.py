@@ -1,0 +1,150 @@
+"""Project conventions read from dbt's manifest (`dbt parse`, no lake needed), in the spirit of
+dbt-project-evaluator: every model has a grain test, every var the SQL reads is declared in
+dbt_project.yml, a staging model reads one source. (test_analyst's test_everything_is_documented
+checks the documentation the same way, after `dbt docs generate`.)
+
+Exceptions are listed here with their reason; an exception that no longer applies fails too, so
+the lists cannot go stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cdc_lake.env import PROJECT_DIR
+from cdc_lake.harness import invoke_dbt
+
+GRAIN_TESTS = {"unique", "unique_combination"}
+
+# Views whose grain is tested where their rows are stored: testing a view re-runs its whole query
+# (the staging views parse every raw record again) at every build.
+UNTESTED_GRAIN = {
+    "stg_canal_flat__changes": "one row per change delivery; stored and tested as cdc_changelog.change_id",
+    "stg_kafka_river_canal__changes": "as stg_canal_flat__changes",
+    "stg_debezium__changes": "as stg_canal_flat__changes",
+    "stg_tencent_dts__changes": "as stg_canal_flat__changes",
+    "stg_lindorm__changes": "as stg_canal_flat__changes",
+    "stg_canal_flat__schema_changes": "one row per DDL delivery; stored and tested as cdc_schema_changes",
+    "stg_debezium__schema_changes": "as stg_canal_flat__schema_changes",
+    "stg_tencent_dts__schema_changes": "as stg_canal_flat__schema_changes",
+    "stg_tencent_dts__heartbeats": "one row per heartbeat record, each a row of the tested base model",
+    "stg_raw__records": "one row per raw record; the raw tables are unique on Kafka coordinates by landing",
+    "int_changes_unioned": "the union of the staging changes, duplicates included by design",
+    "int_schema_changes_unioned": "the union of the staging DDL, duplicates included by design",
+    "int_heartbeats_unioned": "the union of the staging heartbeats",
+    "int_raw_records_unioned": "the union of the base models, each tested on its grain",
+    "cdc_lag": "a monitoring view: one row per group of its final aggregate",
+    "cdc_reconciliation": "a monitoring view: one row per group of its final aggregate",
+    "cdc_consumer_lag": "a monitoring view over kafka_end_offsets, one row per topic-partition",
+}
+
+# Staging models that read more than one source, and why.
+MULTI_SOURCE_STAGING = {
+    "stg_raw__records": "counts every raw table's records, independently of the parsing, for cdc_reconciliation",
+}
+
+VAR_CALL = re.compile(r"""\bvar\(\s*['"](\w+)['"]""")
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory) -> dict:
+    target = tmp_path_factory.mktemp("parse_target")
+    invoke_dbt(PROJECT_DIR, ["parse", "--target-path", str(target)])
+    return json.loads((Path(target) / "manifest.json").read_text())
+
+
+def project_models(manifest: dict) -> dict[str, dict]:
+    return {
+        node["name"]: node
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["package_name"] == "cdc_lake"
+    }
+
+
+def test_every_model_has_a_grain_test(manifest):
+    grain_tested = set()
+    for node in manifest["nodes"].values():
+        if node["resource_type"] == "test" and (node.get("test_metadata") or {}).get("name") in GRAIN_TESTS:
+            grain_tested.update(node["depends_on"]["nodes"])
+    models = project_models(manifest)
+    missing = {name for name, node in models.items() if node["unique_id"] not in grain_tested}
+    assert missing - set(UNTESTED_GRAIN) == set(), "models without a unique / unique_combination test"
+    # an exception is a view without a grain test: not a stored table, not since tested
+    stale = {name for name in UNTESTED_GRAIN if name not in missing or models[name]["config"]["materialized"] != "view"}
+    assert stale == set(), "exceptions that no longer apply"
+
+
+def test_every_var_used_is_declared(manifest):
+    declared = set(yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())["vars"])
+    used: dict[str, set[str]] = {}
+    code = [
+        (node["original_file_path"], node.get("raw_code") or "")
+        for node in manifest["nodes"].values()
+        if node["package_name"] == "cdc_lake"
+    ] + [
+        (macro["original_file_path"], macro["macro_sql"])
+        for macro in manifest["macros"].values()
+        if macro["package_name"] == "cdc_lake"
+    ]
+    for path, text in code:
+        for name in VAR_CALL.findall(text):
+            used.setdefault(name, set()).add(path)
+    assert used, "no var() call found: the pattern no longer matches the project's SQL"
+    assert {name: sorted(paths) for name, paths in used.items() if name not in declared} == {}
+
+
+def test_each_staging_model_reads_one_source(manifest):
+    sources = {uid: source["name"] for uid, source in manifest["sources"].items()}
+    models = project_models(manifest)
+    by_id = {node["unique_id"]: node for node in models.values()}
+    reads: dict[str, set[str]] = {}
+    for name, node in models.items():
+        if not node["original_file_path"].startswith("models/staging/"):
+            continue
+        found = set()
+        for parent in node["depends_on"]["nodes"]:
+            if parent in sources:
+                found.add(sources[parent])
+            elif parent in by_id and by_id[parent]["original_file_path"].startswith("models/staging/"):
+                # a staging model built on its format's base model reads the base model's source
+                found.update(sources[p] for p in by_id[parent]["depends_on"]["nodes"] if p in sources)
+            else:
+                found.add(f"non-staging {parent}")
+        reads[name] = found
+    assert reads, "no staging models found"
+    wrong = {name: sorted(found) for name, found in reads.items() if len(found) != 1}
+    assert {name: found for name, found in wrong.items() if name not in MULTI_SOURCE_STAGING} == {}
+    stale = {name for name in MULTI_SOURCE_STAGING if len(reads.get(name, ())) <= 1}
+    assert stale == set(), "exceptions that no longer apply"
+
+
+def test_every_place_that_lists_the_formats_agrees(manifest):
+    """The format list lives in macro cdc_formats; what cannot call it must list the same formats:
+    the landing CLI, the raw sources, the accepted values of source_format (docs/adding_a_format.md)."""
+    from cdc_lake.landing import FORMATS
+
+    models = project_models(manifest)
+    by_id = {node["unique_id"]: name for name, node in models.items()}
+    # int_changes_unioned refs stg_<format>__changes for every format of cdc_formats()
+    unioned = {by_id[p] for p in models["int_changes_unioned"]["depends_on"]["nodes"]}
+    from_macro = {re.fullmatch(r"stg_(\w+)__changes", name).group(1) for name in unioned}
+    raw = {
+        source["name"].removeprefix("raw_")
+        for source in manifest["sources"].values()
+        if source["source_name"] == "cdc_raw" and source["name"].startswith("raw_")
+    }
+    accepted = {
+        tuple(node["test_metadata"]["kwargs"]["values"])
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "test"
+        and (node.get("test_metadata") or {}).get("name") == "accepted_values"
+        and node["test_metadata"]["kwargs"].get("column_name") == "source_format"
+    }
+    assert accepted, "no accepted_values test on source_format"
+    assert from_macro == set(FORMATS) == raw
+    assert {frozenset(values) for values in accepted} == {frozenset(FORMATS)}
