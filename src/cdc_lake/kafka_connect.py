@@ -29,6 +29,7 @@ from cdc_lake.kafka_broker import _alive, _free_port, _reap
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+MAX_RECORD_BYTES = 32 * 1024 * 1024
 
 
 class ConnectError(Exception):
@@ -77,6 +78,7 @@ def debezium_mariadb(
         # the broker creates no topics by itself: Connect creates the connector's topics
         "topic.creation.default.replication.factor": "1",
         "topic.creation.default.partitions": "1",
+        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
         "key.converter": JSON_CONVERTER,
         "value.converter": JSON_CONVERTER,
         "key.converter.schemas.enable": schemas,
@@ -112,6 +114,8 @@ class KafkaConnect:
             "offset.storage.file.filename": str(self.folder / "connect.offsets"),
             "offset.flush.interval.ms": "1000",
             "listeners": f"http://127.0.0.1:{self.rest_port}",
+            # a row with a 1 MB text is a ~5 MB JSON record (schema, escapes)
+            "producer.max.request.size": str(MAX_RECORD_BYTES),
             "plugin.discovery": "only_scan",
         }
         (self.folder / "worker.properties").write_text(_properties(worker))
