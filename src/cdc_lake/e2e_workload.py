@@ -181,7 +181,7 @@ def incremental_round() -> list[Transaction]:
         Transaction([f"update {db}.types set c_bit64 = b'1{'0' * 63}', "
                      "c_bigint_u = 9223372036854775808, c_set = 'b', c_enum = null, c_geometry = null where id = 2"],
                     ["types"]),
-        Transaction([f"update {db}.types set c_tinyint = 0 where id in (3, 40)",
+        Transaction([f"update {db}.types set c_tinyint = 0, c_time = '23:59:59.999999' where id in (3, 40)",
                      f"delete from {db}.types where id = 5"], ["types"]),
         Transaction([f"update {db}.orders set order_id = 4 where order_id = 1"], ["orders"], label="key change"),
         Transaction([_insert("events_nokey", [["'click'", "1"], ["'click'", "1"]])], ["events_nokey"]),
