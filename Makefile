@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka test test-slow test-kafka unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka test test-slow test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -16,7 +16,7 @@ setup: $(STAMP)
 # changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
-$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml
+$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml jvm/connect/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -24,6 +24,7 @@ $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml
 	$(MVN_COPY) -f jvm/spark/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/spark
 	$(MVN_COPY) -f jvm/kafka/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/kafka
 	$(MVN_COPY) -f jvm/derby/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/derby
+	$(MVN_COPY) -f jvm/connect/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/connect
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 
@@ -66,6 +67,15 @@ cluster-status: $(STAMP)
 # A real Kafka broker (KRaft) on free loopback ports in a temporary dir, stopped whatever happens.
 test-kafka: $(STAMP)
 	$(BIN)/python -m pytest -ra -m kafka
+
+# MariaDB (Debian's mariadb-server) -> Debezium in Kafka Connect -> Kafka -> cdc_lake, all on free
+# loopback ports in temporary dirs, stopped whatever happens: every Debezium setting of the matrix
+# and the 100k-row transaction. `e2e-ci` is the reduced set CI runs (CDC_LAKE_E2E=ci).
+e2e: $(STAMP)
+	CDC_LAKE_E2E=full $(BIN)/python -m pytest -ra -m e2e pytests/test_e2e_debezium.py
+
+e2e-ci: $(STAMP)
+	CDC_LAKE_E2E=ci $(BIN)/python -m pytest -ra -m e2e pytests/test_e2e_debezium.py
 
 # Starts its own cluster on free ports in a temporary dir, and stops it whatever happens.
 test-cluster: $(STAMP)

@@ -1,0 +1,219 @@
+"""A Kafka Connect worker in standalone mode with Debezium's MariaDB connector, for the end-to-end test.
+
+The worker runs from the jars `make setup` copied from Maven Central (jvm/connect/pom.xml: Apache
+Kafka's connect-runtime and connect-json 4.1.1, `io.debezium:debezium-connector-mariadb`); the
+connector sits on the worker's classpath. Offsets go to a file in the worker's folder, the REST API
+listens on a free loopback port (status only), and the process is stopped whatever happens.
+
+    with KafkaConnect(folder, bootstrap, [debezium_mariadb("cdclake", server, ...)]) as worker:
+        worker.wait_running()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from cdc_lake.env import jvm_dir
+from cdc_lake.kafka_broker import _alive, _free_port, _reap
+
+START_TIMEOUT = 180.0
+STOP_TIMEOUT = 30.0
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+MAX_RECORD_BYTES = 32 * 1024 * 1024
+
+
+class ConnectError(Exception):
+    """The worker or a connector could not be started or failed."""
+
+
+@dataclass
+class Connector:
+    """One connector's configuration (`name` + properties)."""
+
+    name: str
+    config: Mapping[str, str] = field(default_factory=dict)
+
+
+def debezium_mariadb(
+    name: str,
+    *,
+    topic_prefix: str,
+    port: int,
+    user: str,
+    password: str,
+    server_id: int,
+    databases: Sequence[str],
+    bootstrap: str,
+    schemas_enable: bool = True,
+    settings: Mapping[str, str] | None = None,
+) -> Connector:
+    """Debezium's MariaDB connector reading a local server, JSON converters for key and value
+    (with or without schemas), DDL in the `<topic_prefix>` topic, schema history in a topic."""
+    schemas = "true" if schemas_enable else "false"
+    return Connector(name, {
+        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        "tasks.max": "1",
+        "database.hostname": "127.0.0.1",
+        "database.port": str(port),
+        "database.user": user,
+        "database.password": password,
+        # each connector reads the binlog as a replica of its own id
+        "database.server.id": str(server_id),
+        "topic.prefix": topic_prefix,
+        "database.include.list": ",".join(databases),
+        "include.schema.changes": "true",
+        "schema.history.internal.kafka.bootstrap.servers": bootstrap,
+        "schema.history.internal.kafka.topic": f"_schema_history.{topic_prefix}",
+        "snapshot.mode": "initial",
+        # the broker creates no topics by itself: Connect creates the connector's topics
+        "topic.creation.default.replication.factor": "1",
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
+        "key.converter": JSON_CONVERTER,
+        "value.converter": JSON_CONVERTER,
+        "key.converter.schemas.enable": schemas,
+        "value.converter.schemas.enable": schemas,
+        **(settings or {}),
+    })
+
+
+class KafkaConnect:
+    """A standalone Connect worker running `connectors`, its state in `folder`."""
+
+    def __init__(self, folder: Path, bootstrap: str, connectors: Sequence[Connector], heap: str = "768m") -> None:
+        self.folder = Path(folder).resolve()
+        self.bootstrap = bootstrap
+        self.connectors = list(connectors)
+        self.heap = heap
+        self.rest_port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def _classpath(self) -> str:
+        jars = jvm_dir("connect")
+        if not any(jars.glob("debezium-connector-mariadb-*.jar")):
+            raise ConnectError(f"Kafka Connect / Debezium jars not found in {jars}: run `make setup`")
+        return str(jars / "*")
+
+    def _configure(self) -> list[Path]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.rest_port = _free_port()
+        worker = {
+            "bootstrap.servers": self.bootstrap,
+            "key.converter": JSON_CONVERTER,
+            "value.converter": JSON_CONVERTER,
+            "offset.storage.file.filename": str(self.folder / "connect.offsets"),
+            "offset.flush.interval.ms": "1000",
+            "listeners": f"http://127.0.0.1:{self.rest_port}",
+            # a row with a 1 MB text is a ~5 MB JSON record (schema, escapes)
+            "producer.max.request.size": str(MAX_RECORD_BYTES),
+            "plugin.discovery": "only_scan",
+        }
+        (self.folder / "worker.properties").write_text(_properties(worker))
+        (self.folder / "log4j2.properties").write_text(
+            "\n".join([
+                "status = warn",
+                "appender.file.type = File",
+                "appender.file.name = FILE",
+                f"appender.file.fileName = {self.folder / 'connect.log'}",
+                "appender.file.layout.type = PatternLayout",
+                "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+                "rootLogger.level = INFO",
+                "rootLogger.appenderRef.file.ref = FILE",
+                "logger.reflections.name = org.reflections",
+                "logger.reflections.level = ERROR",
+                "",
+            ])
+        )
+        files = []
+        for connector in self.connectors:
+            path = self.folder / f"{connector.name}.properties"
+            path.write_text(_properties({"name": connector.name, **connector.config}))
+            files.append(path)
+        return files
+
+    def start(self) -> KafkaConnect:
+        files = self._configure()
+        command = [
+            "java", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
+            "-cp", self._classpath(), "org.apache.kafka.connect.cli.ConnectStandalone",
+            str(self.folder / "worker.properties"), *map(str, files),
+        ]
+        with open(self.folder / "connect.out", "ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def _get(self, path: str) -> object | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.rest_port}{path}", timeout=5) as response:
+                return json.loads(response.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+    def status(self, name: str) -> dict:
+        found = self._get(f"/connectors/{name}/status")
+        return found if isinstance(found, dict) else {}
+
+    def check_alive(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            raise ConnectError(f"the Connect worker is not running: {self.log_tail()}")
+        for connector in self.connectors:
+            for task in self.status(connector.name).get("tasks", []):
+                if task.get("state") == "FAILED":
+                    raise ConnectError(f"connector {connector.name} failed: {task.get('trace', '')[:3000]}")
+
+    def wait_running(self, timeout: float = START_TIMEOUT) -> None:
+        """Until every connector and its task say RUNNING."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_alive()
+            states = [self.status(c.name) for c in self.connectors]
+            if all(
+                s.get("connector", {}).get("state") == "RUNNING"
+                and s.get("tasks") and all(t.get("state") == "RUNNING" for t in s["tasks"])
+                for s in states
+            ):
+                return
+            time.sleep(1.0)
+        raise ConnectError(f"connectors not running within {timeout:.0f}s: {self.log_tail()}")
+
+    def log_tail(self, chars: int = 3000) -> str:
+        log = self.folder / "connect.log"
+        return log.read_text(errors="replace")[-chars:] if log.exists() else ""
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGTERM to the worker's process group, SIGKILL after `timeout`."""
+        if self.process is None:
+            return
+        pid = self.process.pid
+        if self.process.poll() is None and _alive(pid):
+            os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while self.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if self.process.poll() is None:
+                os.killpg(pid, signal.SIGKILL)
+                self.process.wait()
+        _reap(pid)
+        self.process = None
+
+    def __enter__(self) -> KafkaConnect:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def _properties(values: Mapping[str, str]) -> str:
+    # Java properties: backslashes and separators in values would need escaping; ours hold none
+    return "".join(f"{key}={value}\n" for key, value in values.items())
