@@ -1,0 +1,592 @@
+"""End to end with a real CDC producer (issue 18): MariaDB → Debezium (Kafka Connect) → Kafka → cdc_lake.
+
+A MariaDB server (Debian's mariadb-server, own datadir, row binlog), the KRaft broker and a Kafka
+Connect standalone worker running Debezium's MariaDB connector start on free loopback ports in
+temporary folders and stop whatever happens. The scripted workload (`cdc_lake.e2e_workload`) runs
+in three rounds: before the connectors start (initial snapshot), while they stream, and again after
+the first build (incremental). One connector per Debezium setting variant reads the same binlog
+into its own topics; each variant is consumed (`cdc-lake consume`'s function, format `debezium`)
+into its own lake schemas and built with dbt.
+
+The truth is MariaDB's own `SELECT *`, read after every committed transaction. After each build,
+per variant: every table's typed `e2e__<table>_current` view equals `SELECT *` value by value, as
+typed values and (through `cdc_current.image`) as canonical text; `e2e__<table>_history` holds one
+version per committed row state, in commit order; `cdc_schema_changes` lists the DDL;
+`cdc_rejected_messages` is empty; `cdc_reconciliation` accounts for every record.
+
+`CDC_LAKE_E2E=ci` (CI: `make e2e-ci`) runs the default settings plus one combined variant;
+`CDC_LAKE_E2E=full` (`make e2e`) the whole matrix and the 100k-row transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import struct
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdc_lake import cli
+from cdc_lake.consume import ConsumeSettings, TopicRule, consume
+from cdc_lake.e2e_workload import (
+    DATABASE,
+    Recorder,
+    incremental_round,
+    snapshot_round,
+    streaming_round,
+)
+from cdc_lake.harness import DbtFailure, Lake, copy_project
+from cdc_lake.kafka_broker import LocalKafka
+from cdc_lake.kafka_connect import KafkaConnect, debezium_mariadb
+from cdc_lake.mariadb import PASSWORD, USER, LocalMariaDB
+
+pytestmark = pytest.mark.e2e
+
+MODE = os.environ.get("CDC_LAKE_E2E", "ci")
+TABLES = ["types", "orders", "events_nokey", "truncated", "recreated", "sync_marker"]
+LARGE_ROWS = 100_000 if MODE == "full" else 2_000
+if LARGE_ROWS:
+    TABLES.append("bulk")
+
+
+@dataclass
+class Variant:
+    """One Debezium setting combination: a connector of its own, topics `<name>.*`, a lake of its own."""
+
+    name: str
+    schemas_enable: bool = True
+    settings: dict[str, str] = field(default_factory=dict)
+    # not yet run end to end (only `make e2e` runs it): expected to pass, reported if not
+    unverified: bool = False
+
+    def carried(self, value: Any, data_type: str) -> Any:
+        """A MariaDB value as this variant's records can carry it: the documented tolerances
+        (docs/formats.md, "Debezium connector settings"), applied to the truth, never to the lake."""
+        if value is None:
+            return None
+        if self.settings.get("time.precision.mode") == "connect":
+            # Kafka Connect's Time and Timestamp hold milliseconds (timestamp columns stay
+            # Debezium's ZonedTimestamp text, with microseconds); a time outside a day is no
+            # Connect Time at all, and Debezium sends null
+            if data_type == "datetime":
+                return value.replace(microsecond=value.microsecond // 1000 * 1000)
+            if data_type == "time":
+                if not timedelta(0) <= value < timedelta(days=1):
+                    return None
+                return timedelta(milliseconds=math.floor(value / timedelta(milliseconds=1)))
+        if self.settings.get("decimal.handling.mode") == "double" and data_type == "decimal":
+            return float(value)
+        return value
+
+    def compared(self, columns: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """The columns this variant can carry exactly. Without schemas (`schemas.enable=false`)
+        values stay as sent: only those whose JSON form is their canonical text are compared."""
+        if self.schemas_enable:
+            return columns
+        return {c: t for c, t in columns.items() if t[0] in AS_SENT_TYPES and "bigint unsigned" not in t[1]}
+
+    def truth_typed(self, value: Any, data_type: str) -> Any:
+        carried = self.carried(value, data_type)
+        return typed_truth(carried, data_type) if self.schemas_enable else canonical(carried, data_type)
+
+    def lake_typed(self, value: Any, data_type: str) -> Any:
+        if not self.schemas_enable:
+            return None if value is None else str(value)  # schema-less columns type as string
+        return typed_lake(value, data_type)
+
+
+# JSON numbers and strings that are the canonical text as they are (no schema needed)
+AS_SENT_TYPES = {"tinyint", "smallint", "mediumint", "int", "bigint", "year", "char", "varchar", "text",
+                 "mediumtext", "longtext", "enum", "set"}
+
+
+def lake_group(variant: Variant) -> str:
+    """Variants with schemas share one lake (one consume, one build; `source_system` = the
+    variant's topic prefix tells them apart); schema-less records type nothing, so their own."""
+    return "schemas" if variant.schemas_enable else "noschema"
+
+
+# bigint.unsigned.handling.mode=precise everywhere: Debezium's default `long` wraps values >= 2^63
+# to negative numbers, which nothing downstream can undo (docs/formats.md)
+# skipped.operations=none: TRUNCATE reaches Kafka (an op `t` record; Debezium skips it by default)
+BASE = {"bigint.unsigned.handling.mode": "precise", "skipped.operations": "none"}
+VARIANTS = [
+    Variant("dbz_default", settings={**BASE}),
+    Variant("dbz_string_connect", settings={
+        **BASE, "decimal.handling.mode": "string", "time.precision.mode": "connect"}),
+    Variant("dbz_double", settings={**BASE, "decimal.handling.mode": "double"}, unverified=True),
+    Variant("dbz_noschema", schemas_enable=False, settings={**BASE}, unverified=True),
+]
+if MODE != "full":
+    VARIANTS = VARIANTS[:2]
+# a developer's shortcut: CDC_LAKE_E2E_VARIANTS=dbz_default runs only the named variants
+if os.environ.get("CDC_LAKE_E2E_VARIANTS"):
+    VARIANTS = [v for v in VARIANTS if v.name in os.environ["CDC_LAKE_E2E_VARIANTS"].split(",")]
+
+
+# ----------------------------------------------------------------------------------- fixtures
+
+
+@dataclass
+class E2E:
+    server: LocalMariaDB
+    recorder: Recorder
+    worker: KafkaConnect
+    broker: Any
+    lakes: dict[str, Lake]
+    folder: Path
+    snapshot_txns: int = 0
+    # DDL run while the connectors streamed
+    streamed_ddl: set[str] = field(default_factory=set)
+    build_failures: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def e2e(spark) -> Iterator[E2E]:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    folder = Path(tempfile.mkdtemp(prefix="cdc_lake_e2e_"))
+    # a broker of its own in this folder, not in pytest's basetemp (the shared `kafka_broker`
+    # fixture's): pytest prunes old basetemps of the same user, and here every engineer is root
+    kafka_broker = LocalKafka(folder / "kafka")
+    (folder / "project").mkdir()
+    project = copy_project(folder / "project")
+    for table in TABLES:
+        assert cli.main(["add-table", DATABASE, table, "--no-lake", "--project-dir", str(project)]) == 0
+    server = LocalMariaDB(folder / "mariadb")
+    worker: KafkaConnect | None = None
+    lakes: dict[str, Lake] = {}
+    try:
+        started = time.monotonic()
+        kafka_broker.start()
+        server.start()
+        recorder = Recorder(server.connect())
+        recorder.run(snapshot_round())
+        connectors = [
+            debezium_mariadb(
+                v.name, topic_prefix=v.name, port=server.port, user=USER, password=PASSWORD, server_id=5400 + i,
+                databases=[DATABASE], bootstrap=kafka_broker.bootstrap, schemas_enable=v.schemas_enable,
+                settings=v.settings,
+            )
+            for i, v in enumerate(VARIANTS)
+        ]
+        worker = KafkaConnect(folder / "connect", kafka_broker.bootstrap, connectors).start()
+        worker.wait_running()
+        for group in sorted({lake_group(v) for v in VARIANTS}):
+            lake = Lake(spark, f"t_e2e_{group}")
+            lake.project_dir = project
+            lake.drop()
+            lakes[group] = lake
+        state = E2E(server, recorder, worker, kafka_broker, lakes, folder, snapshot_txns=recorder.committed)
+        state.timings["servers and snapshot"] = time.monotonic() - started
+        yield state
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.stop()
+        kafka_broker.stop()
+        for lake in lakes.values():
+            lake.drop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_round(state: E2E, round_no: int, transactions: list) -> None:
+    """Run SQL, wait until every connector sent it, then consume and build every lake. A failed
+    build is recorded, not raised, so the comparisons still say what differs."""
+    started = time.monotonic()
+    state.streamed_ddl |= {s for t in transactions if t.ddl for s in t.statements}
+    state.recorder.run(transactions)
+    state.recorder.mark(round_no)
+    for variant in VARIANTS:
+        wait_for_marker(state, variant.name, round_no)
+    state.timings[f"round {round_no}: SQL and capture"] = time.monotonic() - started
+    for group, lake in state.lakes.items():
+        lake._activate()
+        started = time.monotonic()
+        prefixes = "|".join(v.name for v in VARIANTS if lake_group(v) == group)
+        consume(lake.spark, ConsumeSettings(
+            bootstrap_servers=state.broker.bootstrap,
+            rules=[TopicRule("debezium", patterns=[rf"(?:{prefixes})(\..*)?"])],
+            checkpoint_root=state.folder / "checkpoints" / group,
+        ), progress=None)
+        state.timings[f"round {round_no}: consume {group}"] = time.monotonic() - started
+        started = time.monotonic()
+        try:
+            lake.build()
+        except DbtFailure as failure:
+            state.build_failures[group] = str(failure)
+        state.timings[f"round {round_no}: dbt build {group}"] = time.monotonic() - started
+    print({k: round(v, 1) for k, v in state.timings.items()})
+
+
+def wait_for_marker(state: E2E, prefix: str, round_no: int, timeout: float = 600.0) -> None:
+    """Debezium sends changes in binlog order: once the marker row's change is in Kafka, so is
+    everything committed before it (records of other topics get a moment to be acknowledged)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": state.broker.bootstrap, "group.id": f"e2e-{prefix}",
+                         "enable.auto.commit": False, "log_level": 3})
+    consumer.assign([TopicPartition(f"{prefix}.{DATABASE}.sync_marker", 0, 0)])
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            state.worker.check_alive()
+            message = consumer.poll(1.0)
+            if message is None or message.error() or message.value() is None:
+                continue
+            value = json.loads(message.value())
+            after = value.get("payload", value).get("after") or {}
+            if after.get("round_no") == round_no:
+                time.sleep(3.0)
+                return
+    finally:
+        consumer.close()
+    raise AssertionError(f"{prefix}: round {round_no} not captured within {timeout:.0f}s: {state.worker.log_tail()}")
+
+
+@pytest.fixture(scope="module")
+def round1(e2e) -> E2E:
+    run_round(e2e, 1, streaming_round(LARGE_ROWS))
+    return e2e
+
+
+@pytest.fixture(scope="module")
+def round2(round1) -> E2E:
+    run_round(round1, 2, incremental_round())
+    return round1
+
+
+# ----------------------------------------------------------------------------------- the truth's values
+
+
+def mysql_columns(state: E2E, table: str) -> dict[str, tuple[str, str]]:
+    """column -> (data_type, column_type) as MariaDB reports them now."""
+    with state.server.connect() as conn, conn.cursor() as cursor:
+        cursor.execute(
+            "select column_name, data_type, column_type from information_schema.columns "
+            f"where table_schema = '{DATABASE}' and table_name = '{table}' order by ordinal_position"
+        )
+        return {name: (data_type.lower(), column_type.lower()) for name, data_type, column_type in cursor.fetchall()}
+
+
+def float32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def java_text(value: float, single: bool) -> str:
+    """Java's Float/Double.toString (what Spark prints): shortest digits, plain for 1e-3 <= |v| < 1e7,
+    else `d.dddE±n`."""
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    if single:
+        for precision in range(1, 10):
+            text = f"{value:.{precision - 1}e}"
+            if float32(float(text)) == value:
+                break
+    else:
+        text = repr(value)
+    digits = Decimal(text).normalize()
+    sign, numerals, exponent = digits.as_tuple()
+    head = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        plain = format(abs(digits), "f")
+        return head + (plain if "." in plain else plain + ".0")
+    mantissa = "".join(map(str, numerals))
+    power = len(numerals) - 1 + int(exponent)
+    return f"{head}{mantissa[0]}.{mantissa[1:] or '0'}E{power}"
+
+
+def time_text(value: timedelta) -> str:
+    micros = value.days * 86_400_000_000 + value.seconds * 1_000_000 + value.microseconds
+    sign = "-" if micros < 0 else ""
+    micros = abs(micros)
+    seconds, fraction = divmod(micros, 1_000_000)
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return text + (f".{fraction:06d}".rstrip("0") if fraction else "")
+
+
+def canonical(value: Any, data_type: str) -> str | None:
+    """docs/canonical_values.md, from the value MariaDB returned."""
+    if value is None:
+        return None
+    if data_type == "bit":
+        return str(int.from_bytes(value, "big"))
+    if data_type in ("float", "double"):
+        return java_text(float32(value) if data_type == "float" else value, data_type == "float")
+    if isinstance(value, float):
+        return java_text(value, False)  # a decimal carried as a double
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return time_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return str(value)
+
+
+def typed_truth(value: Any, data_type: str) -> Any:
+    """A MariaDB value as the typed view should hold it (README "Types")."""
+    if value is None:
+        return None
+    if data_type == "bit":
+        number = int.from_bytes(value, "big")
+        return bool(number) if len(value) == 1 and number in (0, 1) else Decimal(number)
+    if data_type == "float":
+        return float32(value)
+    if data_type in ("time",):
+        return time_text(value)
+    if data_type in ("geometry", "point", "linestring", "polygon"):
+        return bytes(value).hex()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, Decimal):
+        return value
+    return value
+
+
+def typed_lake(value: Any, data_type: str) -> Any:
+    """A typed view's value in the same Python form as `typed_truth`."""
+    if value is None:
+        return None
+    if data_type == "bit":
+        return value if isinstance(value, bool) else Decimal(value)
+    if data_type == "decimal" or data_type == "bigint" and isinstance(value, (Decimal, str)):
+        return Decimal(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return value
+
+
+def same_typed(truth: Any, lake: Any, data_type: str) -> bool:
+    if data_type == "decimal" and isinstance(truth, float):
+        return lake is not None and float(lake) == truth
+    if isinstance(truth, Decimal) and isinstance(lake, Decimal):
+        return truth == lake
+    if data_type == "bit" and isinstance(truth, bool):
+        return lake is truth or (isinstance(lake, Decimal) and int(lake) == int(truth))
+    if isinstance(truth, int) and isinstance(lake, Decimal):
+        return Decimal(truth) == lake
+    return type(truth) is type(lake) and truth == lake if not isinstance(truth, int) else truth == lake
+
+
+# ----------------------------------------------------------------------------------- the lake's values
+
+
+def primary_key(state: E2E, table: str) -> list[str]:
+    with state.server.connect() as conn, conn.cursor() as cursor:
+        cursor.execute(
+            "select column_name from information_schema.key_column_usage where constraint_name = 'PRIMARY' "
+            f"and table_schema = '{DATABASE}' and table_name = '{table}' order by ordinal_position"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def compare_current(state: E2E, variant: Variant, table: str) -> list[str]:
+    """Typed view vs SELECT *, typed and as canonical text; returns the differences."""
+    lake = state.lakes[lake_group(variant)]
+    columns = variant.compared(mysql_columns(state, table))
+    truth_rows = state.recorder.select(table)
+    view = lake.rows(f"select * from {{schema}}.{DATABASE}__{table}_current where source_system = '{variant.name}'")
+    images = lake.rows(
+        f"select image, row_count from {{schema}}.cdc_current where source_system = '{variant.name}' "
+        f"and database_name = '{DATABASE}' and table_name = '{table}' and not is_deleted"
+    )
+    problems: list[str] = []
+    # the known gap (docs/formats.md): rows that TRUNCATE or DROP TABLE removed stay live
+    truth_rows = truth_rows + rows_left_by_ddl(state, table)
+    typed_truth_rows = Counter(
+        tuple((c, variant.truth_typed(r.get(c), t)) for c, (t, _) in columns.items()) for r in truth_rows
+    )
+    typed_lake_rows = Counter(
+        tuple((c, variant.lake_typed(r.get(c), t)) for c, (t, _) in columns.items()) for r in view
+    )
+    if not rows_match(typed_truth_rows, typed_lake_rows, columns):
+        problems.append(f"{table}: typed current differs:\n  only in MariaDB: {diff(typed_truth_rows, typed_lake_rows)}"
+                        f"\n  only in the lake: {diff(typed_lake_rows, typed_truth_rows)}")
+    text_truth = Counter(
+        tuple((c, canonical(variant.carried(r.get(c), t), t)) for c, (t, _) in columns.items()) for r in truth_rows
+    )
+    text_lake: Counter = Counter()
+    for image in images:
+        text_lake[tuple((c, (image["image"] or {}).get(c)) for c in columns)] += image["row_count"] or 1
+    if text_truth != text_lake:
+        problems.append(f"{table}: canonical text differs:\n  only in MariaDB: {diff(text_truth, text_lake)}"
+                        f"\n  only in the lake: {diff(text_lake, text_truth)}")
+    return problems
+
+
+def rows_left_by_ddl(state: E2E, table: str) -> list[dict]:
+    """Rows that TRUNCATE TABLE or DROP TABLE removed and no later change wrote again. Debezium
+    sends no row change for them (a TRUNCATE is one op `t` record, a DROP TABLE one DDL record),
+    and cdc_lake does not turn a table-wide statement into deletes: they stay in the current
+    state. The test expects exactly these rows on top of MariaDB's, so it fails when that changes."""
+    key = primary_key(state, table)
+    if not key:
+        return []
+    stale: dict[tuple, dict] = {}
+    previous: dict[tuple, dict] = {}
+    for _, ddl, rows in state.recorder.states.get(table, []):
+        current = {tuple(canonical_key(r[k]) for k in key): r for r in rows}
+        if ddl:
+            stale.update({k: r for k, r in previous.items() if k not in current})
+        else:
+            for row_key in [k for k in stale if k in current and current[k] != previous.get(k)]:
+                del stale[row_key]
+        previous = current
+    return list(stale.values())
+
+
+def rows_match(truth: Counter, lake: Counter, columns: dict[str, tuple[str, str]]) -> bool:
+    if sum(truth.values()) != sum(lake.values()):
+        return False
+    remaining = list(lake.elements())
+    for row in truth.elements():
+        for i, candidate in enumerate(remaining):
+            if all(same_typed(a[1], b[1], columns[a[0]][0]) for a, b in zip(row, candidate, strict=True)):
+                del remaining[i]
+                break
+        else:
+            return False
+    return True
+
+
+def diff(a: Counter, b: Counter) -> list:
+    return [_short(row) for row in (a - b).elements()][:5]
+
+
+def _short(row: tuple) -> tuple:
+    return tuple((c, f"{v[:60]!r}...({len(v)})" if isinstance(v, (str, bytes)) and len(v) > 60 else v) for c, v in row)
+
+
+def truth_versions(state: E2E, table: str, key: list[str]) -> dict[tuple, list[dict]]:
+    """Per key, the row states in commit order: a new state whenever a committed transaction left
+    the row different. States from before the connector started collapse into the snapshot's."""
+    versions: dict[tuple, list[dict]] = {}
+    previous: dict[tuple, dict] = {}
+    for txn, ddl, rows in state.recorder.states.get(table, []):
+        current = {tuple(canonical_key(r[k]) for k in key): r for r in rows}
+        if not ddl:
+            for row_key, row in current.items():
+                if previous.get(row_key) != row:
+                    chain = versions.setdefault(row_key, [])
+                    if txn <= state.snapshot_txns and chain:
+                        chain[-1] = row
+                    else:
+                        chain.append(row)
+        previous = current
+    return versions
+
+
+def canonical_key(value: Any) -> str:
+    return str(value)
+
+
+def compare_history(state: E2E, variant: Variant, table: str) -> list[str]:
+    key = primary_key(state, table)
+    if not key:
+        return []  # keyless tables are multisets: compared through their current state
+    lake = state.lakes[lake_group(variant)]
+    history = lake.rows(
+        f"select * from {{schema}}.{DATABASE}__{table}_history where source_system = '{variant.name}' "
+        "order by change_order"
+    )
+    expected = truth_versions(state, table, key)
+    found: dict[tuple, list[dict]] = {}
+    for version in history:
+        found.setdefault(tuple(canonical_key(version[k]) for k in key), []).append(version)
+    types = variant.compared(mysql_columns(state, table))
+    if any(k not in types for k in key):
+        return []  # a key this variant cannot carry as text (schema-less bigint unsigned): no versions to match
+    problems = []
+    for row_key in sorted(set(expected) | set(found)):
+        truth_chain = expected.get(row_key, [])
+        lake_chain = found.get(row_key, [])
+        ok = len(truth_chain) == len(lake_chain) and all(
+            same_typed(variant.truth_typed(t[c], types[c][0]), variant.lake_typed(v.get(c), types[c][0]), types[c][0])
+            for t, v in zip(truth_chain, lake_chain, strict=False) for c in t if c in types
+        )
+        if not ok:
+            problems.append(
+                f"{table} key {row_key}: history differs: MariaDB {len(truth_chain)} states "
+                f"{[_short(tuple(t.items())) for t in truth_chain][:4]}, lake {len(lake_chain)} versions "
+                f"{[_short(tuple((c, v.get(c)) for c in types)) for v in lake_chain][:4]}"
+            )
+    return problems
+
+
+def ddl_text(statement: str) -> str:
+    """DDL compared without case, quoting, spacing or the comment MariaDB adds to DROP TABLE."""
+    statement = statement.replace("/* generated by server */", "").replace("`", "").replace(f"{DATABASE}.", "")
+    return " ".join(statement.lower().split())
+
+
+def compare_schema_changes(state: E2E, variant: Variant) -> list[str]:
+    """Every DDL statement the workload ran while the connector streamed is in cdc_schema_changes,
+    once, in commit order (the snapshot's DDL is Debezium's own text, not the workload's)."""
+    ddl = state.lakes[lake_group(variant)].rows(
+        "select ddl_statement, kafka_topic, kafka_partition, kafka_offset, source_position "
+        f"from {{schema}}.cdc_schema_changes where source_system = '{variant.name}' order by change_order"
+    )
+    found = [ddl_text(r["ddl_statement"]) for r in ddl]
+    expected = [ddl_text(s) for s in state.recorder.ddl_statements if s in state.streamed_ddl]
+    problems = []
+    for statement in expected:
+        copies = [r for r in ddl if ddl_text(r["ddl_statement"]) == statement]
+        if len(copies) != 1:
+            problems.append(f"schema changes: {statement!r} found {len(copies)} times: {copies}")
+    positions = [found.index(s) for s in expected if s in found]
+    if positions != sorted(positions):
+        problems.append(f"schema changes out of order: expected {expected}, found {found}")
+    return problems
+
+
+def check_variant(state: E2E, variant: Variant) -> None:
+    problems: list[str] = []
+    for table in TABLES:
+        problems += compare_current(state, variant, table)
+        problems += compare_history(state, variant, table)
+    lake = state.lakes[lake_group(variant)]
+    if lake_group(variant) in state.build_failures:
+        problems.append(state.build_failures[lake_group(variant)])
+    problems += compare_schema_changes(state, variant)
+    rejected = lake.rows("select kafka_topic, kafka_offset, reject_reason from {schema}.cdc_rejected_messages")
+    if rejected:
+        problems.append(f"rejected: {rejected[:5]}")
+    unaccounted = lake.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0")
+    if unaccounted:
+        problems.append(f"unaccounted: {unaccounted}")
+    if problems:
+        print(f"\n{variant.name}:\n" + "\n".join(problems), flush=True)  # seen before later rounds run
+    assert not problems, "\n".join(problems)
+
+
+def variant_params() -> list:
+    unverified = pytest.mark.xfail(strict=False, reason="this variant has not been run end to end yet (issue 18)")
+    return [pytest.param(v, id=v.name, marks=[unverified] if v.unverified else []) for v in VARIANTS]
+
+
+@pytest.mark.parametrize("variant", variant_params())
+def test_round1_snapshot_and_streaming(round1, variant):
+    check_variant(round1, variant)
+
+
+@pytest.mark.parametrize("variant", variant_params())
+def test_round2_incremental(round2, variant):
+    check_variant(round2, variant)
