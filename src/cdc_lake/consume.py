@@ -56,8 +56,9 @@ class TopicRule:
 
     def subscribe_pattern(self) -> str:
         """One pattern for Spark's `subscribePattern`: new topics that match are picked up. The
-        Kafka consumer finds the pattern anywhere in a topic's name, so it is anchored: `a\..*`
-        must not read `_schema_history.a.x` (Debezium's history topic, met end to end)."""
+        Kafka consumer finds the pattern anywhere in a topic's name, so it is anchored: a pattern
+        for the topics `a.*` must not read `_schema_history.a.x` (Debezium's history topic, met
+        end to end)."""
         parts = [re.escape(t) for t in self.topics] + [f"(?:{p})" for p in self.patterns]
         return "^(?:" + "|".join(parts) + ")$"
 
