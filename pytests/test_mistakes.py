@@ -21,12 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import CONFORMANCE
+
 from cdc_lake.cli import EXIT_CONFLICTS, EXIT_WRONG_FORMAT, main
 from cdc_lake.harness import kcat_lines
 
 BIN = Path(sys.executable).parent
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DTLE = Path(os.environ.get("CDC_LAKE_CONFORMANCE", SHARED / "conformance")) / "dtle" / "dtle-messages.jsonl"
+DTLE = CONFORMANCE / "dtle" / "dtle-messages.jsonl"
 TOPIC = "mistakes.shop"
 # what the builds here need; tests of models left out are left out too
 MODELS = ("+cdc_rejected_messages", "+cdc_reconciliation", "+cdc_current", "--indirect-selection", "cautious")
