@@ -409,8 +409,6 @@ def compare_current(state: E2E, variant: Variant, table: str) -> list[str]:
         f"and database_name = '{DATABASE}' and table_name = '{table}' and not is_deleted"
     )
     problems: list[str] = []
-    # the known gap (docs/formats.md): rows that TRUNCATE or DROP TABLE removed stay live
-    truth_rows = truth_rows + rows_left_by_ddl(state, table)
     typed_truth_rows = Counter(
         tuple((c, variant.truth_typed(r.get(c), t)) for c, (t, _) in columns.items()) for r in truth_rows
     )
@@ -430,27 +428,6 @@ def compare_current(state: E2E, variant: Variant, table: str) -> list[str]:
         problems.append(f"{table}: canonical text differs:\n  only in MariaDB: {diff(text_truth, text_lake)}"
                         f"\n  only in the lake: {diff(text_lake, text_truth)}")
     return problems
-
-
-def rows_left_by_ddl(state: E2E, table: str) -> list[dict]:
-    """Rows that TRUNCATE TABLE or DROP TABLE removed and no later change wrote again. Debezium
-    sends no row change for them (a TRUNCATE is one op `t` record, a DROP TABLE one DDL record),
-    and cdc_lake does not turn a table-wide statement into deletes: they stay in the current
-    state. The test expects exactly these rows on top of MariaDB's, so it fails when that changes."""
-    key = primary_key(state, table)
-    if not key:
-        return []
-    stale: dict[tuple, dict] = {}
-    previous: dict[tuple, dict] = {}
-    for _, ddl, rows in state.recorder.states.get(table, []):
-        current = {tuple(canonical_key(r[k]) for k in key): r for r in rows}
-        if ddl:
-            stale.update({k: r for k, r in previous.items() if k not in current})
-        else:
-            for row_key in [k for k in stale if k in current and current[k] != previous.get(k)]:
-                del stale[row_key]
-        previous = current
-    return list(stale.values())
 
 
 def rows_match(truth: Counter, lake: Counter, columns: dict[str, tuple[str, str]]) -> bool:
@@ -515,6 +492,7 @@ def compare_history(state: E2E, variant: Variant, table: str) -> list[str]:
     if any(k not in types for k in key):
         return []  # a key this variant cannot carry as text (schema-less bigint unsigned): no versions to match
     problems = []
+    live = {tuple(canonical_key(r[k]) for k in key) for r in state.recorder.select(table)}
     for row_key in sorted(set(expected) | set(found)):
         truth_chain = expected.get(row_key, [])
         lake_chain = found.get(row_key, [])
@@ -522,6 +500,9 @@ def compare_history(state: E2E, variant: Variant, table: str) -> list[str]:
             same_typed(variant.truth_typed(t[c], types[c][0]), variant.lake_typed(v.get(c), types[c][0]), types[c][0])
             for t, v in zip(truth_chain, lake_chain, strict=False) for c in t if c in types
         )
+        # the last version is open exactly when the row is in MariaDB now (a TRUNCATE or DROP TABLE
+        # closes it although no row change was sent)
+        ok = ok and (not lake_chain or lake_chain[-1]["is_current"] == (row_key in live))
         if not ok:
             problems.append(
                 f"{table} key {row_key}: history differs: MariaDB {len(truth_chain)} states "

@@ -267,6 +267,23 @@ def test_schema_change_and_truncate(built):
         {"ddl_type": "ALTER", "table_name": "types", "ddl_statement": "ALTER TABLE types ADD COLUMN z int",
          "source_position": "mysql-bin.000002:77"},
     ]
+    # the TRUNCATE (mysql-bin.000001:200) removed row 1 (inserted at :100) without a row change;
+    # row 7 was written after it (files 9 and 10) and stays
+    current = built.rows(
+        "select row_key, op, is_deleted, change_order = (select change_order from {schema}.cdc_schema_changes "
+        "where ddl_type = 'TRUNCATE') as ended_by_truncate from {schema}.cdc_current "
+        "where table_name = 'types' order by row_key"
+    )
+    assert current == [
+        {"row_key": "1", "op": "t", "is_deleted": True, "ended_by_truncate": True},
+        {"row_key": "7", "op": "u", "is_deleted": False, "ended_by_truncate": False},
+    ]
+    history = built.rows(
+        "select row_key, is_current, closed_by_delete, closing_change_id = (select schema_change_id "
+        "from {schema}.cdc_schema_changes where ddl_type = 'TRUNCATE') as closed_by_truncate "
+        "from {schema}.cdc_history where table_name = 'types' and row_key = '1'"
+    )
+    assert history == [{"row_key": "1", "is_current": False, "closed_by_delete": True, "closed_by_truncate": True}]
 
 
 def test_rejects_have_reasons(built):

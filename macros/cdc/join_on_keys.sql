@@ -4,3 +4,11 @@
         {{ left }}.{{ key }} = {{ right }}.{{ key }}{{ ' and ' if not loop.last }}
     {%- endfor -%}
 {% endmacro %}
+
+
+{% macro qualified_columns(relation, columns) %}
+    {#- `relation.c1, relation.c2, ...`: a composite key's columns taken from one side of a join. -#}
+    {%- for column in columns -%}
+        {{ relation }}.{{ column }}{{ ', ' if not loop.last }}
+    {%- endfor -%}
+{% endmacro %}

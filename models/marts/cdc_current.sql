@@ -15,36 +15,102 @@
 -- then delete markers older than that are dropped (and a later change to such a row starts afresh).
 -- A keyless table's rows are identified by their image, and identical rows are one row here whose
 -- row_count is their number: inserts add one, deletes take one away, whatever their order.
+-- A TRUNCATE or DROP TABLE (is_table_reset) sends no row changes: a row whose newest change is
+-- older than its table's last reset is deleted by it (op `t`), and a keyless row counts only the
+-- changes after that reset. A batch that lands a reset recomputes that table from the change log.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
+{%- set watermark = landing_watermarks('last_landing_seq') %}
+{%- set resets_landed = table_resets_landed(watermark) %}
 {#- a delete marker older than the retention period (never, without one) -#}
 {%- set expired = 'false' if retention_days is none
     else 'is_deleted and ' ~ delete_marker_expired('commit_ts', retention_days) %}
 
-with new_changes as (
+with table_resets as (
+
+    select
+        source_system,
+        database_name,
+        table_name,
+        change_order as reset_order,
+        commit_ts as reset_ts,
+        schema_change_id as reset_id,
+        landing_seq,
+        source_format
+    from {{ ref('cdc_schema_changes') }}
+    where {{ is_table_reset('ddl_type') }}
+
+),
+
+last_resets as (
+
+    -- the last reset of each table: a row whose newest change is older is gone
+    select *
+    from (
+        select
+            *,
+            row_number() over (
+                partition by source_system, database_name, table_name
+                order by reset_order desc, reset_id desc
+            ) as recency
+        from table_resets
+    ) as ranked_resets
+    where recency = 1
+
+),
+
+new_resets as (
+
+    select distinct source_system, database_name, table_name
+    from table_resets
+    where {{ landed_after(watermark) if resets_landed else 'false' }}
+
+),
+
+new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
     -- with a retention period, expiring delete markers make a batch without new changes
-    where {{ landed_since_last_build(ref('cdc_changelog'), landing_watermarks('last_landing_seq'),
-                                     mark_batch=retention_days is none) }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), watermark,
+                                     mark_batch=retention_days is none and not resets_landed) }}
+
+    {% if is_incremental() %}
+        union all
+
+        -- the earlier changes of a table reset in this batch: the table is recomputed
+        select changes.*
+        from {{ ref('cdc_changelog') }} as changes
+        left semi join new_resets
+            on {{ join_on_keys('changes', 'new_resets', keys[:3]) }}
+        where not {{ landed_after(watermark, 'changes.landing_seq', 'changes.source_format') }}
+    {% endif %}
 
 ),
 
 new_latest as (
 
-    select
-        *,
-        max(landing_seq) over (partition by {{ key_columns }}) as batch_landing_seq,
-        -- what the batch adds to the number of identical keyless rows
-        sum({{ keyless_row_delta('new_changes') }}) over (partition by {{ key_columns }}) as batch_row_count,
+    select /*+ broadcast(last_resets) */
+        new_changes.*,
+        max(new_changes.landing_seq) over (partition by {{ qualified_columns('new_changes', keys) }})
+            as batch_landing_seq,
+        -- what the batch adds to the number of identical keyless rows since the table's last reset
+        sum(
+            if(
+                last_resets.reset_order is null or new_changes.change_order > last_resets.reset_order,
+                {{ keyless_row_delta('new_changes') }},
+                0
+            )
+        ) over (partition by {{ qualified_columns('new_changes', keys) }}) as batch_row_count,
         row_number() over (
-            partition by {{ key_columns }}
-            order by change_order desc, change_id desc
+            partition by {{ qualified_columns('new_changes', keys) }}
+            order by new_changes.change_order desc, new_changes.change_id desc
         ) as recency
     from new_changes
+    left join last_resets
+        on {{ join_on_keys('new_changes', 'last_resets', keys[:3]) }}
 
 ),
 
@@ -72,6 +138,9 @@ candidates as (
         from {{ this }} as existing
         left semi join new_latest
             on {{ join_on_keys('existing', 'new_latest', keys) }}
+        -- a table reset in this batch is recomputed from the change log alone
+        left anti join new_resets
+            on {{ join_on_keys('existing', 'new_resets', keys[:3]) }}
     {% endif %}
 
 ),
@@ -90,16 +159,36 @@ ranked as (
 
 ),
 
+latest as (
+
+    -- the newest candidate per key, and whether its table was reset after it
+    select /*+ broadcast(last_resets) */
+        ranked.*,
+        coalesce(ranked.change_order < last_resets.reset_order, false) as is_reset,
+        last_resets.reset_order,
+        last_resets.reset_id,
+        last_resets.reset_ts,
+        last_resets.landing_seq as reset_landing_seq
+    from ranked
+    left join last_resets
+        on {{ join_on_keys('ranked', 'last_resets', keys[:3]) }}
+    where ranked.recency = 1
+
+),
+
 final as (
 
     select
-        {{ canonical_columns('cdc_current', relation='ranked', values={
-            'is_deleted': 'if(is_keyless, net_row_count <= 0, is_deleted)',
-            'row_count': 'case when not is_keyless then if(is_deleted, 0, 1) else net_row_count end',
-            'last_landing_seq': 'newest_landing_seq',
+        {{ canonical_columns('cdc_current', relation='latest', values={
+            'is_deleted': 'is_reset or if(is_keyless, net_row_count <= 0, is_deleted)',
+            'op': "if(is_reset, 't', op)",
+            'commit_ts': 'if(is_reset, reset_ts, commit_ts)',
+            'change_order': 'if(is_reset, reset_order, change_order)',
+            'change_id': 'if(is_reset, reset_id, change_id)',
+            'row_count': 'case when is_reset then 0 when not is_keyless then if(is_deleted, 0, 1) else net_row_count end',
+            'last_landing_seq': 'if(is_reset, greatest(newest_landing_seq, reset_landing_seq), newest_landing_seq)',
         }) | indent(8) }}
-    from ranked
-    where recency = 1
+    from latest
 
 )
 

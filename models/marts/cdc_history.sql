@@ -19,12 +19,17 @@
 --   no longer produces are removed.
 -- A keyless table's rows are identified by their image; a version of such a row holds how many
 -- identical rows exist (row_count), and every change of that number closes it and opens the next.
+-- A TRUNCATE or DROP TABLE (is_table_reset) sends no row changes: after each change of a key, the
+-- table's next reset is played as one more change (op `t`) that ends the row if it is still live.
+-- A batch that lands a reset rebuilds, like late keys, every key of the table changed before it;
+-- a new change ordered before its table's last reset makes its key late too.
 -- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_current:
 -- the open versions every run reads sit apart from the closed ones, which grow with history.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
+{%- set resets_landed = table_resets_landed(watermark) %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 
@@ -32,7 +37,29 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where {{ landed_since_last_build(ref('cdc_changelog'), watermark) }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), watermark, mark_batch=not resets_landed) }}
+
+),
+
+table_resets as (
+
+    -- each TRUNCATE / DROP TABLE with the reset before it in its table: a change ordered between
+    -- the two is followed by this reset
+    select
+        source_system,
+        database_name,
+        table_name,
+        change_order as reset_order,
+        commit_ts as reset_ts,
+        schema_change_id as reset_id,
+        source_format,
+        landing_seq,
+        lag(change_order) over (
+            partition by source_system, database_name, table_name
+            order by change_order, schema_change_id
+        ) as previous_reset_order
+    from {{ ref('cdc_schema_changes') }}
+    where {{ is_table_reset('ddl_type') }}
 
 ),
 
@@ -49,6 +76,34 @@ touched_keys as (
 
 {% if is_incremental() %}
 
+    new_resets as (
+
+        select
+            source_system,
+            database_name,
+            table_name,
+            max(reset_order) as last_reset_order,
+            max(landing_seq) as batch_landing_seq
+        from table_resets
+        where {{ landed_after(watermark) if resets_landed else 'false' }}
+        group by source_system, database_name, table_name
+
+    ),
+
+    reset_keys as (
+
+        -- keys of a table reset in this batch that changed before the reset: rebuilt as late keys
+        select
+            {{ qualified_columns('changes', keys) }},
+            max(new_resets.batch_landing_seq) as batch_landing_seq
+        from {{ ref('cdc_changelog') }} as changes
+        inner join new_resets
+            on {{ join_on_keys('changes', 'new_resets', keys[:3]) }}
+        where changes.change_order < new_resets.last_reset_order
+        group by {{ qualified_columns('changes', keys) }}
+
+    ),
+
     built_keys as (
 
         -- what earlier builds saw of each touched key (narrow columns of the change log)
@@ -64,23 +119,48 @@ touched_keys as (
 
     ),
 
+    last_resets as (
+
+        select source_system, database_name, table_name, max(reset_order) as last_reset_order
+        from table_resets
+        group by source_system, database_name, table_name
+
+    ),
+
     touched_with_past as (
 
-        select
-            touched_keys.*,
+        -- late: a new change ordered before a built change, or before its table's last reset (the
+        -- reset closed versions the change must come before), or its table reset in this batch
+        select /*+ broadcast(last_resets) */
+            {{ qualified_columns('touched_keys', keys) }},
+            touched_keys.first_new_order,
+            greatest(touched_keys.batch_landing_seq, reset_keys.batch_landing_seq) as batch_landing_seq,
             built_keys.last_built_order,
             built_keys.last_built_ts,
-            coalesce(built_keys.last_built_order >= touched_keys.first_new_order, false) as is_late
+            coalesce(built_keys.last_built_order >= touched_keys.first_new_order, false)
+            or coalesce(last_resets.last_reset_order > touched_keys.first_new_order, false)
+            or reset_keys.row_key is not null as is_late
         from touched_keys
         left join built_keys
             on {{ join_on_keys('touched_keys', 'built_keys', keys) }}
+        left join reset_keys
+            on {{ join_on_keys('touched_keys', 'reset_keys', keys) }}
+        left join last_resets
+            on {{ join_on_keys('touched_keys', 'last_resets', keys[:3]) }}
 
     ),
 
     late_keys as (
 
-        select * from touched_with_past
+        select {{ key_columns }}, batch_landing_seq from touched_with_past
         where is_late
+
+        union all
+
+        select {{ qualified_columns('reset_keys', keys) }}, reset_keys.batch_landing_seq
+        from reset_keys
+        left anti join touched_keys
+            on {{ join_on_keys('reset_keys', 'touched_keys', keys) }}
 
     ),
 
@@ -155,7 +235,7 @@ replayed_changes as (
 
 ),
 
-key_changes as (
+row_changes as (
 
     -- the three branches are written with canonical_columns: the same columns in the same order
     select * from replayed_changes
@@ -168,23 +248,85 @@ key_changes as (
 
 ),
 
+following_resets as (
+
+    -- the first reset of the table after each change of the key, once per key and reset
+    select /*+ broadcast(resets) */
+        {{ qualified_columns('row_changes', keys) }},
+        resets.reset_order,
+        resets.reset_id,
+        resets.reset_ts,
+        min(row_changes.source_format) as source_format,
+        bool_or(row_changes.is_keyless) as is_keyless,
+        max(row_changes.batch_landing_seq) as batch_landing_seq,
+        max(row_changes.floor_ts) as floor_ts
+    from row_changes
+    inner join table_resets as resets
+        on
+            {{ join_on_keys('row_changes', 'resets', keys[:3]) }}
+            and row_changes.change_order < resets.reset_order
+            and (resets.previous_reset_order is null or row_changes.change_order >= resets.previous_reset_order)
+    group by {{ qualified_columns('row_changes', keys) }}, resets.reset_order, resets.reset_id, resets.reset_ts
+
+),
+
+key_changes as (
+
+    select * from row_changes
+
+    union all
+
+    -- a reset ends the row like a delete; it carries no image
+    select
+        {{ canonical_columns('history_changes', relation='following_resets', values={
+            'primary_key': none,
+            'op': "'t'",
+            'image': none,
+            'row_delta': '0',
+            'change_order': 'reset_order',
+            'change_id': 'reset_id',
+            'commit_ts': 'reset_ts',
+            'is_open_version': 'false',
+        }) | indent(8) }}
+    from following_resets
+
+),
+
+running_totals as (
+
+    -- a keyless row's running sum of inserts less deletes (a reset adds nothing)
+    select
+        *,
+        sum(row_delta) over (
+            partition by {{ key_columns }}
+            order by change_order, change_id
+            rows between unbounded preceding and current row
+        ) as running_delta
+    from key_changes
+
+),
+
 counted as (
 
-    -- how many rows the key stands for after each change: one or none for a keyed row, the
-    -- running number of identical rows for a keyless one
+    -- how many rows the key stands for after each change: one or none for a keyed row; for a
+    -- keyless one the running sum since the table's last reset (the same window as above, so
+    -- Spark sorts the changes once)
     select
         *,
         case
             when is_keyless
-                then sum(row_delta) over (
-                    partition by {{ key_columns }}
-                    order by change_order, change_id
-                    rows between unbounded preceding and current row
+                then running_delta - coalesce(
+                    last_value(if(op = 't', running_delta, null), true) over (
+                        partition by {{ key_columns }}
+                        order by change_order, change_id
+                        rows between unbounded preceding and current row
+                    ),
+                    0
                 )
-            when op = 'd' then 0
+            when op in ('d', 't') then 0
             else 1
         end as row_count
-    from key_changes
+    from running_totals
 
 ),
 

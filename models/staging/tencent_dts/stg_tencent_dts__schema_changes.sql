@@ -1,5 +1,6 @@
--- One row per Tencent DTS DDL record, with the statement as sent (`sql`). The DDL kind is the
--- statement's first keyword (CREATE, ALTER, DROP, RENAME, TRUNCATE, ...).
+-- One row per Tencent DTS DDL record, with the statement as sent (`sql`). The DDL kind is read
+-- from the statement in Canal's vocabulary (CREATE, ALTER, ERASE, RENAME, TRUNCATE, ...), like
+-- every other format's, so a DROP TABLE is an ERASE and ends the table's rows (is_table_reset).
 
 with records as (
 
@@ -16,7 +17,7 @@ final as (
         coalesce(msg.serverId, {{ topic_source_system('kafka_topic') }}) as source_system,
         database_name,
         table_name,
-        nullif(upper(regexp_extract(msg.sql, '^\\s*([a-zA-Z]+)', 1)), '') as ddl_type,
+        {{ ddl_statement_type('msg.sql') }} as ddl_type,
         msg.sql as ddl_statement,
         timestamp_seconds(msg.timestamp) as commit_ts,
         {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.timestamp',

@@ -1,0 +1,23 @@
+{% macro is_table_reset(ddl_type) %}
+    {#- True for a DDL statement that removes every row of its table at its binlog position:
+        TRUNCATE, and DROP TABLE (ERASE in Canal's vocabulary). MySQL writes such a statement to the
+        binlog as one statement, with no row change for the rows it removes, so cdc_current and
+        cdc_history end every row of the table that is live at that position themselves. -#}
+    {{ ddl_type }} in ('TRUNCATE', 'ERASE')
+{%- endmacro %}
+
+
+{% macro table_resets_landed(watermark) %}
+    {#- Whether cdc_schema_changes holds a table reset (is_table_reset) landed after `watermark`
+        (landing_watermarks): one `limit 1` query at execution time; false on a full or first build,
+        which reads every reset anyway. A model uses it to read that batch of resets (the filter is
+        `false` otherwise, so Spark prunes the whole branch) and to keep a batch that has resets but
+        no new changes from being skipped as empty. -#}
+    {%- if not execute or not is_incremental() or is_first_build(watermark) -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set probe = run_query(
+        'select 1 from ' ~ ref('cdc_schema_changes') ~ ' where ' ~ is_table_reset('ddl_type')
+        ~ ' and ' ~ landed_after(watermark) ~ ' limit 1') -%}
+    {{ return(probe | length > 0) }}
+{% endmacro %}
