@@ -179,3 +179,33 @@ def test_the_range_test_fails_on_a_corrupted_value(built, value, mysql_type):
         assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["fail"]
     finally:
         built.spark.sql(f"delete from {table} where table_name = 'corrupt'")
+
+
+SENT_GUARD = ("test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit")
+
+
+def test_the_sent_numbers_test_passes_on_what_was_sent(built):
+    result = built.dbt(*SENT_GUARD)
+    assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["pass"]
+
+
+@pytest.mark.parametrize(
+    ("row_key", "corrupted"),
+    [
+        ("5", "-41"),  # 12 in a decimal(8,0), read as base64: in range, so only this test sees it
+        ("7", "-2658824"),  # 1234 in a decimal(8,0), read as base64: in range too
+        ("1", "-2644399324058561715"),  # 20000000000 in a bigint unsigned
+    ],
+)
+def test_the_sent_numbers_test_fails_on_a_corrupted_value(built, row_key, corrupted):
+    """The corruptions the look-based decoder made from values sent as JSON numbers (ids 1, 5 and
+    7 carry 20000000000, 12 and 1234 as numbers), written into the change log in their place."""
+    table = f"{built.schema}.cdc_changelog"
+    where = f"table_name = 't' and row_key = '{row_key}'"
+    (original,) = built.rows(f"select after['v'] as v from {table} where {where}")
+    built.spark.sql(f"update {table} set after = map('id', '{row_key}', 'v', '{corrupted}') where {where}")
+    try:
+        result = built.dbt(*SENT_GUARD, expect_success=False)
+        assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["fail"]
+    finally:
+        built.spark.sql(f"update {table} set after = map('id', '{row_key}', 'v', '{original['v']}') where {where}")

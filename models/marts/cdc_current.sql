@@ -16,8 +16,10 @@
 -- A keyless table's rows are identified by their image, and identical rows are one row here whose
 -- row_count is their number: inserts add one, deletes take one away, whatever their order.
 -- A TRUNCATE or DROP TABLE (is_table_reset) sends no row changes: a row whose newest change is
--- older than its table's last reset is deleted by it (op `t`), and a keyless row counts only the
--- changes after that reset. A batch that lands a reset recomputes that table from the change log.
+-- older than its table's last reset is deleted by the first reset after that change (op `t`), and
+-- a keyless row counts only the changes after the last reset. A batch that lands a reset
+-- recomputes that table from the change log, and a key with a new change ordered before its
+-- table's last reset is recomputed too.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
@@ -61,6 +63,20 @@ last_resets as (
 
 ),
 
+reset_intervals as (
+
+    -- each reset with the one before it in its table: a row whose newest change falls between
+    -- the two was deleted by this one
+    select
+        *,
+        lag(reset_order) over (
+            partition by source_system, database_name, table_name
+            order by reset_order, reset_id
+        ) as previous_reset_order
+    from table_resets
+
+),
+
 new_resets as (
 
     select distinct source_system, database_name, table_name
@@ -69,7 +85,7 @@ new_resets as (
 
 ),
 
-new_changes as (
+batch_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
@@ -77,14 +93,45 @@ new_changes as (
     where {{ landed_since_last_build(ref('cdc_changelog'), watermark,
                                      mark_batch=retention_days is none and not resets_landed) }}
 
-    {% if is_incremental() %}
-        union all
+),
 
-        -- the earlier changes of a table reset in this batch: the table is recomputed
-        select changes.*
+{% if is_incremental() %}
+
+    recomputed_keys as (
+
+        -- keys whose stored row the batch alone cannot bring forward, so they are read whole from
+        -- the change log: every key of a table reset in this batch, and a key with a new change
+        -- ordered before its table's last reset (its stored row is that reset's delete marker,
+        -- which does not say which change it followed)
+        select {{ qualified_columns('changes', keys) }}
         from {{ ref('cdc_changelog') }} as changes
         left semi join new_resets
             on {{ join_on_keys('changes', 'new_resets', keys[:3]) }}
+
+        union
+
+        select /*+ broadcast(last_resets) */ {{ qualified_columns('batch_changes', keys) }}
+        from batch_changes
+        inner join last_resets
+            on {{ join_on_keys('batch_changes', 'last_resets', keys[:3]) }}
+        where batch_changes.change_order < last_resets.reset_order
+
+    ),
+
+{% endif %}
+
+new_changes as (
+
+    select * from batch_changes
+
+    {% if is_incremental() %}
+        union all
+
+        -- the earlier changes of the recomputed keys
+        select changes.*
+        from {{ ref('cdc_changelog') }} as changes
+        left semi join recomputed_keys
+            on {{ join_on_keys('changes', 'recomputed_keys', keys) }}
         where not {{ landed_after(watermark, 'changes.landing_seq', 'changes.source_format') }}
     {% endif %}
 
@@ -138,9 +185,9 @@ candidates as (
         from {{ this }} as existing
         left semi join new_latest
             on {{ join_on_keys('existing', 'new_latest', keys) }}
-        -- a table reset in this batch is recomputed from the change log alone
-        left anti join new_resets
-            on {{ join_on_keys('existing', 'new_resets', keys[:3]) }}
+        -- a recomputed key is read from the change log alone
+        left anti join recomputed_keys
+            on {{ join_on_keys('existing', 'recomputed_keys', keys) }}
     {% endif %}
 
 ),
@@ -161,17 +208,22 @@ ranked as (
 
 latest as (
 
-    -- the newest candidate per key, and whether its table was reset after it
-    select /*+ broadcast(last_resets) */
+    -- the newest candidate per key, and the first reset of its table after it, if any (a row
+    -- already deleted by a reset keeps that one)
+    select /*+ broadcast(resets) */
         ranked.*,
-        coalesce(ranked.change_order < last_resets.reset_order, false) as is_reset,
-        last_resets.reset_order,
-        last_resets.reset_id,
-        last_resets.reset_ts,
-        last_resets.landing_seq as reset_landing_seq
+        resets.reset_order is not null as is_reset,
+        resets.reset_order,
+        resets.reset_id,
+        resets.reset_ts,
+        resets.landing_seq as reset_landing_seq
     from ranked
-    left join last_resets
-        on {{ join_on_keys('ranked', 'last_resets', keys[:3]) }}
+    left join reset_intervals as resets
+        on
+            {{ join_on_keys('ranked', 'resets', keys[:3]) }}
+            and ranked.op != 't'
+            and ranked.change_order < resets.reset_order
+            and (resets.previous_reset_order is null or ranked.change_order >= resets.previous_reset_order)
     where ranked.recency = 1
 
 ),

@@ -1,0 +1,71 @@
+{% test connect_numbers_match_sent_json(model, raw) %}
+    {#- Every numeric column that a Debezium record sent as a JSON number must hold that number in
+        the change log. The number is read straight from the raw record's text (the `after`
+        object, by a regular expression, not by the project's decoder), so a decoder that turns
+        a number into another one that fits its column (12 read as base64 is -41) fails here,
+        where a range test cannot see it. Compared as doubles (floats for a `float` column):
+        canonical text and the producer's digits may differ in scale or notation, never in value.
+        A failing row names the record, the column, the number sent and the value kept. -#}
+    with sent as (
+
+        select
+            kafka_topic,
+            kafka_partition,
+            kafka_offset,
+            landing_seq,
+            coalesce(
+                get_json_object(kafka_value, '$.payload.after'), get_json_object(kafka_value, '$.after')
+            ) as after_json
+        from {{ raw }}
+        where kafka_value is not null
+
+    ),
+
+    sent_numbers as (
+
+        -- `"column": <number>` pairs of the after object; a nested struct's fields are never
+        -- columns of the change, so the join below leaves them out
+        select
+            sent.kafka_topic,
+            sent.kafka_partition,
+            sent.kafka_offset,
+            sent.landing_seq,
+            pair.column_name,
+            pair.number_text
+        from sent
+        lateral view inline(arrays_zip(
+            regexp_extract_all(sent.after_json, '"([^"\\\\]+)"\\s*:\\s*(-?[0-9][0-9.eE+-]*)', 1),
+            regexp_extract_all(sent.after_json, '"([^"\\\\]+)"\\s*:\\s*(-?[0-9][0-9.eE+-]*)', 2)
+        )) pair as column_name, number_text
+        where sent.after_json is not null
+
+    ),
+
+    kept as (
+
+        select
+            sent_numbers.*,
+            changes.after[sent_numbers.column_name] as kept_value,
+            changes.column_types[sent_numbers.column_name] as column_type
+        from sent_numbers
+        inner join {{ model }} as changes
+            on
+                changes.source_format = 'debezium'
+                and changes.kafka_topic = sent_numbers.kafka_topic
+                and changes.kafka_partition = sent_numbers.kafka_partition
+                and changes.kafka_offset = sent_numbers.kafka_offset
+                and changes.landing_seq = sent_numbers.landing_seq
+        where changes.op != 'd'
+
+    )
+
+    select *
+    from kept
+    where
+        lower(column_type) rlike '^(tinyint|smallint|mediumint|int|integer|bigint|decimal|numeric|float|double|real|year)'
+        and case
+            when lower(column_type) rlike '^float'
+                then cast(number_text as float) is distinct from cast(kept_value as float)
+            else cast(number_text as double) is distinct from cast(kept_value as double)
+        end
+{% endtest %}
