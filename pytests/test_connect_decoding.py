@@ -181,7 +181,9 @@ def test_the_range_test_fails_on_a_corrupted_value(built, value, mysql_type):
         built.spark.sql(f"delete from {table} where table_name = 'corrupt'")
 
 
-SENT_GUARD = ("test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit")
+SENT_GUARD = (
+    "test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit"
+)
 
 
 def test_the_sent_numbers_test_passes_on_what_was_sent(built):

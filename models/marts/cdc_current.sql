@@ -77,14 +77,6 @@ reset_intervals as (
 
 ),
 
-new_resets as (
-
-    select distinct source_system, database_name, table_name
-    from table_resets
-    where {{ landed_after(watermark) if resets_landed else 'false' }}
-
-),
-
 batch_changes as (
 
     select *
@@ -96,6 +88,17 @@ batch_changes as (
 ),
 
 {% if is_incremental() %}
+
+    new_resets as (
+
+        select distinct
+            source_system,
+            database_name,
+            table_name
+        from table_resets
+        where {{ landed_after(watermark) if resets_landed else 'false' }}
+
+    ),
 
     recomputed_keys as (
 
