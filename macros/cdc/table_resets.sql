@@ -1,9 +1,11 @@
-{% macro is_table_reset(ddl_type) %}
+{% macro is_table_reset(ddl_type='ddl_type', source_position='source_position') %}
     {#- True for a DDL statement that removes every row of its table at its binlog position:
         TRUNCATE, and DROP TABLE (ERASE in Canal's vocabulary). MySQL writes such a statement to the
         binlog as one statement, with no row change for the rows it removes, so cdc_current and
-        cdc_history end every row of the table that is live at that position themselves. -#}
-    {{ ddl_type }} in ('TRUNCATE', 'ERASE')
+        cdc_history end every row of the table that is live at that position themselves. Not the
+        DDL a Debezium or dtle snapshot writes to describe a table (`DROP TABLE IF EXISTS` then
+        `CREATE TABLE`, its source_position ending in `snapshot`): no statement ran. -#}
+    ({{ ddl_type }} in ('TRUNCATE', 'ERASE') and coalesce({{ source_position }}, '') not rlike '(^| )snapshot$')
 {%- endmacro %}
 
 
@@ -17,7 +19,7 @@
         {{ return(false) }}
     {%- endif -%}
     {%- set probe = run_query(
-        'select 1 from ' ~ ref('cdc_schema_changes') ~ ' where ' ~ is_table_reset('ddl_type')
+        'select 1 from ' ~ ref('cdc_schema_changes') ~ ' where ' ~ is_table_reset()
         ~ ' and ' ~ landed_after(watermark) ~ ' limit 1') -%}
     {{ return(probe | length > 0) }}
 {% endmacro %}

@@ -12,7 +12,7 @@
     with resets as (
         select source_system, database_name, table_name, change_order, commit_ts
         from {{ schema_changes }}
-        where {{ is_table_reset('ddl_type') }}
+        where {{ is_table_reset() }}
     ),
 
     last_resets as (

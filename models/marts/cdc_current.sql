@@ -42,7 +42,7 @@ with table_resets as (
         landing_seq,
         source_format
     from {{ ref('cdc_schema_changes') }}
-    where {{ is_table_reset('ddl_type') }}
+    where {{ is_table_reset() }}
 
 ),
 

@@ -59,7 +59,7 @@ table_resets as (
             order by change_order, schema_change_id
         ) as previous_reset_order
     from {{ ref('cdc_schema_changes') }}
-    where {{ is_table_reset('ddl_type') }}
+    where {{ is_table_reset() }}
 
 ),
 
