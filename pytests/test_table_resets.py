@@ -16,6 +16,7 @@ import json
 from collections import defaultdict
 
 import pytest
+from test_history_scenario import every_column
 
 from cdc_lake.harness import Lake, kcat_lines
 
@@ -178,14 +179,6 @@ def test_truncated_rows_are_deleted_by_the_statement(incremental_runs):
     for version in closing:
         by_kind[version["ddl_type"]] += 1
     assert dict(by_kind) == {"TRUNCATE": 1, "ERASE": 1}
-
-
-def every_column(lake: Lake, table: str) -> list[str]:
-    """All rows of a table, every column but the build watermark, as sorted JSON lines."""
-    return sorted(
-        json.dumps({k: v for k, v in r.items() if k != "last_landing_seq"}, sort_keys=True, default=str)
-        for r in lake.rows(f"select * from {{schema}}.{table}")
-    )
 
 
 def test_full_refresh_gives_the_same_tables(incremental_runs):
