@@ -16,9 +16,9 @@ import json
 from collections import defaultdict
 
 import pytest
-from test_history_scenario import every_column
+from test_history_scenario import every_column, land_messages
 
-from cdc_lake.harness import Lake, kcat_lines
+from cdc_lake.harness import Lake
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 TYPES = {"id": "int(11)", "v": "varchar(32)"}
@@ -142,9 +142,7 @@ def incremental_runs(lake):
     offset, delivered, results = 0, [], []
     for batch in (1, 2, 3, 4, 5):
         messages = [msg for msg, b in SCENARIO if b == batch]
-        lines = kcat_lines([json.dumps(m) for m in messages], topic="shop", start_offset=offset)
-        lake.land("canal_flat", lines)
-        offset += len(lines)
+        offset = land_messages(lake, messages, offset)
         delivered += messages
         lake.build()
         results.append((list(delivered), actual(lake)))

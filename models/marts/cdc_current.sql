@@ -49,17 +49,13 @@ with table_resets as (
 last_resets as (
 
     -- the last reset of each table: a row whose newest change is older is gone
-    select *
-    from (
-        select
-            *,
-            row_number() over (
-                partition by source_system, database_name, table_name
-                order by reset_order desc, reset_id desc
-            ) as recency
-        from table_resets
-    ) as ranked_resets
-    where recency = 1
+    select
+        source_system,
+        database_name,
+        table_name,
+        max(reset_order) as reset_order
+    from table_resets
+    group by source_system, database_name, table_name
 
 ),
 
