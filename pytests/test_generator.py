@@ -69,6 +69,19 @@ def tables(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(t["database"], t["table"]): t for t in desc["tables"]}
 
 
+RESET = "reset"  # the op of a decoded TRUNCATE or DROP TABLE
+DROP_OR_TRUNCATE = re.compile(r"(?i)^\s*(?:DROP\s+TABLE|TRUNCATE(?:\s+TABLE)?)\s+`?(\w+)`?")
+
+
+def table_reset(database: str, statement: str, order: tuple[Any, ...], commit_ms: int) -> list[dict[str, Any]]:
+    """A DDL statement as a decoded change: a reset of its table if it removes the table's rows."""
+    match = DROP_OR_TRUNCATE.match(statement)
+    if match is None:
+        return []
+    return [{"database": database, "table": match.group(1), "op": RESET, "key": {}, "before": None,
+             "after": None, "order": order, "commit_ms": commit_ms}]
+
+
 def key_of(key: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(key.items()))
 
@@ -79,7 +92,12 @@ def image_text(image: dict[str, Any] | None) -> str:
 
 def apply_change(state: dict[tuple[Any, ...], Any], ch: dict[str, Any]) -> None:
     """Replay one change: a keyed row is replaced or removed; a keyless table is a multiset of
-    images (an insert adds one, a delete removes one; keys hold the count)."""
+    images (an insert adds one, a delete removes one; keys hold the count); a table reset
+    (TRUNCATE, DROP TABLE) removes every row of its table."""
+    if ch["op"] == RESET:
+        for k in [k for k in state if k[:2] == (ch["database"], ch["table"])]:
+            del state[k]
+        return
     if ch["key"]:
         k = (ch["database"], ch["table"], key_of(ch["key"]))
         if ch["op"] == "d":
@@ -179,8 +197,10 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
         return []  # tombstones
     # numbers as Decimal: a Connect Decimal sent as a JSON number (decimal.format=NUMERIC) keeps its digits
     obj = json.loads(value, parse_float=Decimal)
-    if "ddl" in obj:
-        return []
+    if "ddl" in obj:  # the schema-change topic
+        position = obj["position"]
+        order = (int(position["file"].rsplit(".", 1)[1]), position["pos"], 0)
+        return table_reset(obj["databaseName"], obj["ddl"], order, position["ts_sec"] * 1000)
     payload = obj["payload"]
     fields = {f["field"]: f for f in obj["schema"]["fields"]}
     row_fields = {f["field"]: f for f in fields["after"]["fields"]}
@@ -228,6 +248,9 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
     # a table without primary key: no Kafka key
     key = json.loads(rec["key"]) if rec["key"] is not None else {"schema": {"fields": []}, "payload": {}}
     key_fields = {f["field"]: f for f in key["schema"]["fields"]}
+    if payload["op"] == "t":  # a TRUNCATE (skipped.operations=none)
+        order = (int(source["file"].rsplit(".", 1)[1]), source["pos"], source["row"])
+        return table_reset(source["db"], f"TRUNCATE TABLE {source['table']}", order, source["ts_ms"])
     if payload["op"] not in ("c", "u", "d"):
         raise ValueError(f"unknown op {payload['op']!r}")
     return [
@@ -250,7 +273,7 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
 def decode_canal(rec: dict[str, Any]) -> list[dict[str, Any]]:
     msg = json.loads(rec["payload"])
     if msg["isDdl"]:
-        return []
+        return table_reset(msg["database"], msg["sql"], (msg["es"], msg["id"]), msg["es"])
     types = msg["mysqlType"]
     op = {"INSERT": "c", "UPDATE": "u", "DELETE": "d"}[msg["type"]]
     out = []
@@ -312,7 +335,10 @@ def decode_krc(rec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def decode_dts(rec: dict[str, Any]) -> list[dict[str, Any]]:
     msg = json.loads(rec["payload"])
-    if msg["messageType"] in ("BEGIN", "COMMIT", "HEARTBEAT", "CHECKPOINT", "DDL"):
+    if msg["messageType"] == "DDL":
+        end_pos, file_no = msg["position"].split("@")
+        return table_reset(msg["schemaName"], msg["sql"], (int(file_no), int(end_pos)), msg["timestamp"] * 1000)
+    if msg["messageType"] in ("BEGIN", "COMMIT", "HEARTBEAT", "CHECKPOINT"):
         return []
     op = {"INSERT": "c", "UPDATE": "u", "DELETE": "d"}[msg["messageType"]]
     cols = msg["columns"]
@@ -479,13 +505,24 @@ def test_decoded_changes_equal_the_truth(clean, fmt):
                 (ch["op"], ch["before"], ch["after"], ch["commit_time"])
             )
     got: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    resets = []
     for ch in decoded_changes(clean, fmt):
+        if ch["op"] == RESET:
+            resets.append((ch["database"], ch["table"], ch["commit_ms"] // 1000))
+            continue
         commit = datetime.fromtimestamp(ch["commit_ms"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
         got[(ch["database"], ch["table"], key_of(ch["key"]))].append((ch["op"], ch["before"], ch["after"], commit))
     assert sum(map(len, got.values())) == sum(map(len, expected.values()))
     assert got.keys() == expected.keys()
     for k in expected:
         assert got[k] == expected[k], k
+    wanted_resets = [
+        (d["database"], d["table"], int(datetime.fromisoformat(d["commit_time"] + "+00:00").timestamp()))
+        for d in truth(clean, "ddl.jsonl")
+        if d["kind"] in ("TRUNCATE", "ERASE") and (d["database"], d["table"]) in wanted
+    ]
+    carries_ddl = json.loads((clean / "truth" / "tables.json").read_text())["formats"][fmt]["ddl"]
+    assert resets == wanted_resets and bool(resets) == carries_ddl
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -521,7 +558,7 @@ def test_faulty_stream_dedupes_to_the_truth(faulty, fmt):
     wanted = carried(faulty, fmt)
     assert state == current_state(faulty, wanted)
     expected = sum(1 for ch in truth(faulty, "changes.jsonl") if (ch["database"], ch["table"]) in wanted)
-    assert len(unique) == expected
+    assert len([ch for ch in unique.values() if ch["op"] != RESET]) == expected
 
 
 def test_composite_key_table(clean):
@@ -534,7 +571,7 @@ def test_composite_key_table(clean):
 
 
 def test_alter_table_adds_the_column_midway(clean):
-    (ddl,) = truth(clean, "ddl.jsonl")
+    (ddl,) = [d for d in truth(clean, "ddl.jsonl") if d["kind"] == "ALTER"]
     assert ddl["sql"].startswith("ALTER TABLE `shop`.`orders` ADD COLUMN `coupon_code`")
     ddl_pos = (int(ddl["binlog_file"][-6:]), ddl["binlog_pos"])
     before = after = 0
@@ -552,13 +589,35 @@ def test_alter_table_adds_the_column_midway(clean):
     assert any(
         row["image"].get("coupon_code") is not None for row in truth(clean, "history.jsonl") if row["table"] == "orders"
     )
-    # the three formats that carry DDL carry this one
-    dbz = [json.loads(r["payload"]) for r in records(clean, "debezium") if r["topic"].endswith(".schema-changes")]
-    assert [d["ddl"] for d in dbz] == [ddl["sql"]]
+
+
+def test_ddl_in_the_formats_that_carry_it(clean):
+    """Every statement in Canal and Tencent DTS; in Debezium a TRUNCATE is an op `t` record on the
+    table's topic and the rest go to the schema-change topic. No other format carries the tables
+    that are truncated or dropped."""
+    ddl = truth(clean, "ddl.jsonl")
+    assert [d["kind"] for d in ddl] == ["TRUNCATE", "TRUNCATE", "ALTER", "ERASE", "CREATE", "ERASE", "CREATE"]
     canal = [json.loads(r["payload"]) for r in records(clean, "canal_flat")]
-    assert [(m["type"], m["sql"]) for m in canal if m["isDdl"]] == [("ALTER", ddl["sql"])]
+    assert [(m["type"], m["table"], m["sql"]) for m in canal if m["isDdl"]] == [
+        (d["kind"], d["table"], d["sql"]) for d in ddl
+    ]
     dts = [json.loads(r["payload"]) for r in records(clean, "tencent_dts")]
-    assert [m["sql"] for m in dts if m["messageType"] == "DDL"] == [ddl["sql"]]
+    assert [(m["tableName"], m["sql"]) for m in dts if m["messageType"] == "DDL"] == [
+        (d["table"], d["sql"]) for d in ddl
+    ]
+    dbz = [json.loads(r["payload"]) for r in records(clean, "debezium") if r["topic"].endswith(".schema-changes")]
+    assert [d["ddl"] for d in dbz] == [d["sql"] for d in ddl if d["kind"] != "TRUNCATE"]
+    truncates = [
+        (r["topic"], r["key"], json.loads(r["payload"])["payload"]) for r in records(clean, "debezium")
+        if r["payload"] and '"op":"t"' in r["payload"]
+    ]
+    assert [(topic, key, p["source"]["table"], p["before"], p["after"]) for topic, key, p in truncates] == [
+        (f"cdclake.shop.{d['table']}", None, d["table"], None, None) for d in ddl if d["kind"] == "TRUNCATE"
+    ]
+    reset = {(d["database"], d["table"]) for d in ddl if d["kind"] != "ALTER"}
+    for fmt in ("kafka_river_canal", "lindorm"):
+        assert not reset & carried(clean, fmt)
+        assert not [r for r in records(clean, fmt) if any(f'"{t}"' in (r["payload"] or "") for _, t in reset)]
 
 
 def test_workload_covers_the_awkward_cases(clean):
@@ -680,7 +739,14 @@ def test_keyless_history_follows_the_number_of_identical_rows(clean):
     same count of identical rows, closed by delete when none is left; twins do occur."""
     counts: dict[tuple[Any, ...], int] = defaultdict(int)
     expected = []
+    resets = [d for d in truth(clean, "ddl.jsonl") if d["kind"] in ("TRUNCATE", "ERASE")]
     for ch in truth(clean, "changes.jsonl"):
+        position = (ch["binlog_file"] or "", ch["binlog_pos"] or 0)  # (none for the HBase table's changes)
+        while resets and ch["binlog_file"] and (resets[0]["binlog_file"], resets[0]["binlog_pos"]) < position:
+            reset = resets.pop(0)  # every identical row of the table ends
+            for k in counts:
+                if k[:2] == (reset["database"], reset["table"]):
+                    counts[k] = 0
         if ch["key"] or ch["op"] == "u":
             continue
         image = ch["after"] if ch["op"] == "c" else ch["before"]

@@ -209,9 +209,11 @@ class Transaction:
 
 @dataclass(slots=True)
 class DdlEvent:
-    """A DDL statement (its own GTID, no BEGIN/COMMIT), and the table version it creates."""
+    """A DDL statement (its own GTID, no BEGIN/COMMIT), and the table version it leaves."""
 
     table: TableVersion
+    # Canal's name of the statement kind: ALTER, TRUNCATE, ERASE (DROP TABLE) or CREATE
+    kind: str
     sql: str
     gtid_no: int
     gtid: str

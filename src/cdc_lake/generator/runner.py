@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +135,7 @@ def _tables_description(wl: Workload, formats: tuple[str, ...]) -> dict[str, Any
                     }
                     for c in tv.columns
                 ],
-                "formats": [f for f in FORMATS if f in formats],
+                "formats": [f for f in FORMATS if f in formats and (FORMAT_NOTES[f]["ddl"] or not st.spec.resets)],
             }
         )
     tables.append(
@@ -167,6 +167,14 @@ class _NoTruth:
 
     def version(self, *args: Any) -> None:
         pass
+
+
+def _without_tables(tx: Transaction, tables: frozenset[str]) -> Transaction | None:
+    """The transaction as a format sees it that does not carry `tables` (None if nothing is left)."""
+    events = [ev for ev in tx.events if ev.table.qualified not in tables]
+    if len(events) == len(tx.events):
+        return tx
+    return replace(tx, events=events) if events else None
 
 
 def _part_path(out: Path, log: str, fmt: str) -> Path:
@@ -208,7 +216,10 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
                 sink.set_batch(batch)
         if isinstance(event, Transaction):
             for enc in encoders:
-                enc.transaction(event)
+                if FORMAT_NOTES[enc.fmt]["ddl"]:
+                    enc.transaction(event)
+                elif tx := _without_tables(event, wl.reset_tables):
+                    enc.transaction(tx)
         elif isinstance(event, DdlEvent):
             for enc in encoders:
                 enc.ddl(event)

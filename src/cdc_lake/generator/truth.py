@@ -104,6 +104,7 @@ class TruthWriter:
             "seq": ddl.seq,
             "database": ddl.table.database,
             "table": ddl.table.table,
+            "kind": ddl.kind,
             "sql": ddl.sql,
             "commit_time": self._time(ddl.commit_s),
             "gtid": ddl.gtid,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
 from random import Random
@@ -138,19 +139,19 @@ def int_range_gen(t: ColType) -> ValueGen:
     """Whole range of an integer type, extremes included, and all-digit values of every length.
 
     Uniform draws from a 64-bit range almost always have 19 or 20 digits; a quarter of the values
-    instead take a random digit count, so lengths that are also valid base64 text (4, 8, 12, 16
-    digits) come up in every run.
+    instead take the next digit count in turn (1, 2, ... up to the type's width), so lengths that
+    are also valid base64 text (4, 8, 12, 16 digits) come up in every run of some size.
     """
     if t.unsigned:
         lo, hi = 0, 2**t.bits - 1
     else:
         lo, hi = -(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1
     uniform = int_gen(lo, hi, (lo, hi, 0, 1))
-    max_digits = len(str(hi))
+    lengths = itertools.cycle(range(1, len(str(hi)) + 1))
 
     def gen(rng: Random, now: int) -> int:
         if rng.random() < 0.25:
-            n = rng.randint(1, max_digits)
+            n = next(lengths)
             return min(rng.randrange(10 ** (n - 1), 10**n), hi)
         return uniform(rng, now)
 

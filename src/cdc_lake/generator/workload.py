@@ -134,7 +134,9 @@ class Workload:
         self.mysql_changes = 0  # row changes of the MySQL tables (what --changes counts)
         self.seq = 0  # every change, HBase ones included
         self.ddl_count = 0
-        self.altered = False
+        self.ddl_plan = deque(T.DDL_PLAN)
+        # tables only the formats that carry DDL carry (their rows end with a TRUNCATE / DROP TABLE)
+        self.reset_tables = frozenset(s.version.qualified for s in self.tables if s.spec.resets)
         # HBase-style table (Lindorm only): row -> cells.
         self.hbase_live: dict[str, dict[str, str]] = {}
         self.hbase_since: dict[str, tuple[int, str]] = {}
@@ -145,8 +147,9 @@ class Workload:
     def events(self) -> Iterator[Event]:
         rng = self.rng
         while self.mysql_changes < self.target:
-            if not self.altered and self.mysql_changes >= self.target // 2:
-                yield self._alter()
+            if self.ddl_plan and self.mysql_changes >= self.ddl_plan[0][0] * self.target:
+                _, kind, table = self.ddl_plan.popleft()
+                yield from self._ddl(kind, table)
                 continue
             if rng.random() < 0.03:
                 yield self._hbase_change()
@@ -453,17 +456,28 @@ class Workload:
         self.truth.version(tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op, by_delete)
 
     # ------------------------------------------------------------------ DDL
-    def _alter(self) -> DdlEvent:
-        self.altered = True
-        st = next(s for s in self.tables if (s.version.database, s.version.table) == T.ALTER_TABLE)
-        new_tv = st.version.with_column(T.ALTER_COLUMN)
+    def _ddl(self, kind: str, table: tuple[str, str]) -> list[DdlEvent]:
+        """The statements of one DDL_PLAN entry: ALTER adds a column, TRUNCATE ends every row of the
+        table, ERASE (DROP TABLE) ends them too and a CREATE TABLE brings the table back."""
+        st = next(s for s in self.tables if (s.version.database, s.version.table) == table)
         self._tick()
+        tv = st.version
+        if kind == "ALTER":
+            sql = T.alter_sql(tv, T.ALTER_COLUMN)
+            st.set_version(tv.with_column(T.ALTER_COLUMN))
+            return [self._ddl_event(st.version, "ALTER", sql)]
+        self._end_every_row(st)
+        if kind == "TRUNCATE":
+            return [self._ddl_event(tv, kind, T.truncate_sql(tv))]
+        return [self._ddl_event(tv, "ERASE", T.drop_sql(tv)), self._ddl_event(tv, "CREATE", T.create_sql(tv))]
+
+    def _ddl_event(self, tv: TableVersion, kind: str, sql: str) -> DdlEvent:
         gtid_no, gtid = self._next_gtid()
-        sql = T.alter_sql(st.version, T.ALTER_COLUMN)
         self.ddl_count += 1
         pos = self.pos + GTID_EVENT_SIZE
         ddl = DdlEvent(
-            new_tv,
+            tv,
+            kind,
             sql,
             gtid_no,
             gtid,
@@ -476,10 +490,20 @@ class Workload:
             self.ddl_count,
         )
         self.pos = ddl.end_pos
-        st.set_version(new_tv)
         self.truth.ddl(ddl)
         self._maybe_rotate()
         return ddl
+
+    def _end_every_row(self, st: TableState) -> None:
+        """A TRUNCATE or DROP TABLE: every live row ends now, as if deleted (no row change is sent)."""
+        tv, now = st.version, self.now
+        for key in list(st.keys):
+            live = st.remove(key)
+            self._close(tv, _key_canon(live.image.canon(), tv), live, now, True)
+        for image_json, (count, since, op) in sorted(st.image_counts.items()):  # keyless rows
+            if count > 0:
+                self.truth.version(tv.database, tv.table, {}, image_json, since, now, op, True, count)
+        st.image_counts.clear()
 
     # ------------------------------------------------------------------ HBase-style table (Lindorm)
     def _hbase_change(self) -> HBaseChange:

@@ -179,7 +179,7 @@ class CanalFlatEncoder(Encoder):
             "sqlType": None,
             "table": tv.table,
             "ts": captured,
-            "type": "ALTER",
+            "type": ddl.kind,
         }
         self.sink.emit(f"canal.{tv.database}", 0, None, encode(message), captured, DDL)
 

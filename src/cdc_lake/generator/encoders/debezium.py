@@ -3,8 +3,9 @@
 Per row change one record on topic `cdclake.<db>.<table>`: key = {schema, payload: primary key},
 value = {schema, payload: {before, after, source, op, ts_ms}} in Kafka Connect's JsonConverter layout.
 A delete is followed by a tombstone on the same key: mostly dtle's value text
-`{"schema":null,"payload":null}`, sometimes a Kafka null value (Debezium proper). The ALTER goes to
-the schema-change topic `cdclake.schema-changes` (key null) as dtle writes it.
+`{"schema":null,"payload":null}`, sometimes a Kafka null value (Debezium proper). DDL goes to the
+schema-change topic `cdclake.schema-changes` (key null) as dtle writes it, except a TRUNCATE: one
+op `t` record on the table's topic, as Debezium sends it with `skipped.operations=none`.
 
 The tables of NUMERIC_DECIMAL_TABLES come from a second connector whose JsonConverter has
 `decimal.format=NUMERIC`: their Connect Decimals (decimal columns, and BIGINT UNSIGNED in
@@ -336,6 +337,9 @@ class DebeziumEncoder(Encoder):
 
     def ddl(self, ddl: DdlEvent) -> None:
         captured = self.capture_ms(ddl.commit_s)
+        if ddl.kind == "TRUNCATE":
+            self._truncate(ddl, captured)
+            return
         value = {
             "source": {"server": SERVER_NAME},
             "position": {
@@ -350,6 +354,19 @@ class DebeziumEncoder(Encoder):
             "tableChanges": [],
         }
         self.sink.emit(SCHEMA_TOPIC, 0, None, encode(value), captured, DDL)
+
+    def _truncate(self, ddl: DdlEvent, captured: int) -> None:
+        """A TRUNCATE as Debezium sends it with `skipped.operations=none`: one op `t` record on the
+        table's topic, without key, before or after image."""
+        tv = ddl.table
+        meta = self._meta(tv)
+        source = {
+            "version": DTLE_VERSION, "name": SERVER_NAME, "server_id": SERVER_ID, "ts_sec": ddl.commit_s,
+            "gtid": ddl.gtid, "file": ddl.file, "pos": ddl.pos, "row": 0, "snapshot": False,
+            "thread": ddl.thread_id, "db": tv.database, "table": tv.table, "ts_ms": ddl.commit_s * 1000,
+        }
+        payload = encode({"before": None, "after": None, "source": source, "op": "t", "ts_ms": captured})
+        self.sink.emit(meta.topic, 0, None, (meta.value, payload), captured, DDL)
 
     @staticmethod
     def malform(value: str, rng: Random) -> tuple[str, str]:
