@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR, apply_defaults, iceberg_jar
+from cdc_lake.processes import cmdline, group_alive, is_alive
 from cdc_lake.spark import profile_settings
 
 HOST = "127.0.0.1"
@@ -166,7 +167,7 @@ class Daemon:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        return pid if _is_alive(pid) and self.main_class in _cmdline(pid) else None
+        return pid if is_alive(pid) and self.main_class in " ".join(cmdline(pid)) else None
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -174,41 +175,6 @@ class Daemon:
         except FileNotFoundError:
             return "(no log)"
         return "\n".join(text[-lines:])
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _is_alive(pid: int) -> bool:
-    """True for a running process; a zombie (exited, not yet reaped) counts as dead."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg(0) also succeeds for zombies: look for a live member.
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-    return False
 
 
 def port_open(port: int, host: str = HOST, timeout: float = 1.0) -> bool:
@@ -353,7 +319,7 @@ def _launch(daemon: Daemon, env: dict[str, str]) -> int:
 def _wait_healthy(daemon: Daemon, pid: int, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _is_alive(pid):
+        if not is_alive(pid):
             raise ClusterError(
                 f"{daemon.name} (pid {pid}) exited during start-up; log tail:\n{daemon.log_tail()}"
             )
@@ -426,7 +392,7 @@ def _stop_one(daemon: Daemon, timeout: float, echo: Callable[[str], None]) -> No
             pass
 
     def gone() -> bool:
-        return not (_group_alive(pgid) if pgid is not None else _is_alive(pid))
+        return not (group_alive(pgid) if pgid is not None else is_alive(pid))
 
     send(signal.SIGTERM)
     deadline = time.monotonic() + timeout

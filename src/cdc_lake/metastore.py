@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import jvm_dir, lake_dir
+from cdc_lake.processes import cmdline, is_alive, lock_holder
 
 HOST = "127.0.0.1"
 MAIN_CLASS = "org.apache.derby.drda.NetworkServerControl"
@@ -69,29 +70,6 @@ def _accepts(port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _args(pid: int) -> list[str]:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return []
-
-
-def _alive(pid: int) -> bool:
-    """A running process; a zombie (exited, not reaped) is dead."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _reap(pid: int) -> None:
@@ -137,8 +115,8 @@ class MetastoreServer:
     def pid(self) -> int | None:
         """The recorded pid while that process is alive and is this lake's server (not a reused pid)."""
         pid = self._state().get("pid")
-        if pid and _alive(pid):
-            args = _args(pid)
+        if pid and is_alive(pid):
+            args = cmdline(pid)
             if MAIN_CLASS in args and f"-Dderby.system.home={self.lake}" in args:
                 return pid
         return None
@@ -245,10 +223,10 @@ class MetastoreServer:
                 except ProcessLookupError:
                     break
             deadline = time.monotonic() + wait
-            while _alive(pid) and time.monotonic() < deadline:
+            while is_alive(pid) and time.monotonic() < deadline:
                 _reap(pid)
                 time.sleep(0.2)
-            if not _alive(pid):
+            if not is_alive(pid):
                 break
         _reap(pid)
         return True
@@ -276,16 +254,10 @@ def embedded_holder(lake: Path) -> tuple[int, str] | None:
         return None
     except OSError:
         pass
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            for fd in (entry / "fd").iterdir():
-                if os.readlink(fd) == str(lock):
-                    return int(entry.name), _cmdline(int(entry.name))[:160]
-        except OSError:
-            continue
-    return -1, "a process this user cannot see"
+    holder = lock_holder(lock)
+    if holder is None:  # locked, but by no process whose open files this user may list
+        return -1, "a process this user cannot see"
+    return holder[0], holder[1][:160]
 
 
 def ensure_server(lake: Path | None = None) -> MetastoreServer:

@@ -4,7 +4,8 @@ The driver is the JVM that PySpark started (in local mode it also runs the execu
 read two ways: the JVM heap in use, sampled every `SAMPLE_SECONDS` through py4j, and the resident
 set high-water mark (`VmHWM` in /proc/<pid>/status) of the java process, reset before each step
 by writing 5 to /proc/<pid>/clear_refs (Linux >= 4.0; if that fails the figure is the process's
-lifetime peak, and `rss_reset` says so).
+lifetime peak, and `rss_reset` says so). Both go through `cdc_lake.processes` (psutil has no
+peak RSS, so that module reads these two /proc files itself).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cdc_lake.processes import peak_rss_bytes, reset_peak_rss
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,20 +62,10 @@ class DriverProbe:
         return sum(max(0, bean.getCollectionTime()) for bean in beans) / 1000.0
 
     def _reset_rss_peak(self) -> bool:
-        try:
-            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
-            return True
-        except OSError:
-            return False
+        return reset_peak_rss(self.pid)
 
     def _rss_peak_mb(self) -> float:
-        try:
-            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        return peak_rss_bytes(self.pid) / MB
 
     @contextmanager
     def measure(self, label: str) -> Iterator[Measurement]:

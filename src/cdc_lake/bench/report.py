@@ -15,6 +15,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psutil
+
+from cdc_lake.processes import cpu_model
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -35,19 +39,6 @@ def machine(spark: SparkSession | None = None) -> dict[str, Any]:
     from cdc_lake.spark import profile_settings
 
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.strip().splitlines()
-    memory_kb = next(
-        (
-            int(line.split()[1])
-            for line in Path("/proc/meminfo").read_text().splitlines()
-            if line.startswith("MemTotal")
-        ),
-        0,
-    )
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")),
-        platform.processor(),
-    )  # fmt: skip
     settings = profile_settings()
     versions = {p: metadata.version(p) for p in PACKAGES}
     versions["iceberg"] = "1.10.2 (iceberg-spark-runtime-3.5_2.12)"
@@ -56,8 +47,8 @@ def machine(spark: SparkSession | None = None) -> dict[str, Any]:
         versions["spark"] = spark.version
     return {
         "nproc": os.cpu_count(),
-        "ram_gb": round(memory_kb / 1024 / 1024, 1),
-        "cpu": cpu,
+        "ram_gb": round(psutil.virtual_memory().total / 1024**3, 1),
+        "cpu": cpu_model(),
         "java": java[0] if java else "unknown",
         "java_full": " / ".join(java),
         "os": platform.platform(),

@@ -1,0 +1,160 @@
+"""cdc_lake.processes on real child processes, without Spark: command lines, liveness (a zombie is
+dead), process groups, and which process holds a file open."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from cdc_lake.metastore import DATABASE, embedded_holder
+from cdc_lake.processes import cmdline, group_alive, is_alive, lock_holder, peak_rss_bytes
+
+
+def _exited_unreaped(pid: int) -> None:
+    """Wait until the child `pid` has exited, leaving it a zombie (not reaped)."""
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+
+
+def _until(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen]:
+    """`sleep 30`, leading its own session (so its pid is its process group's id)."""
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_running_zombie_and_reaped(sleeper: subprocess.Popen) -> None:
+    pid = sleeper.pid
+    assert cmdline(pid) == ["sleep", "30"]
+    assert is_alive(pid)
+    assert group_alive(pid)
+
+    sleeper.kill()
+    _exited_unreaped(pid)
+    assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # the case under test
+    assert not is_alive(pid)
+    assert not group_alive(pid)  # killpg(pgid, 0) still succeeds here
+    assert cmdline(pid) == []
+
+    sleeper.wait()
+    assert not is_alive(pid)
+    assert not group_alive(pid)
+    assert cmdline(pid) == []
+
+
+def test_group_alive_while_a_member_lives() -> None:
+    # The leader exits (and stays a zombie) while the sleep it started in the background lives on.
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 30 & echo $!"], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        member = int(leader.stdout.readline())
+        _exited_unreaped(leader.pid)
+        assert not is_alive(leader.pid)
+        assert is_alive(member)
+        assert os.getpgid(member) == leader.pid
+        assert group_alive(leader.pid)
+        os.kill(member, signal.SIGKILL)
+        # The orphan is reaped by init, or stays a zombie where nothing reaps: dead either way.
+        assert _until(lambda: not group_alive(leader.pid))
+    finally:
+        try:
+            os.killpg(leader.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        leader.wait()
+        leader.stdout.close()
+
+
+def test_no_such_process() -> None:
+    for pid in (0, -1, 2**22 + 1):  # above the largest pid Linux hands out
+        assert cmdline(pid) == []
+        assert not is_alive(pid)
+    assert is_alive(os.getpid())
+    assert cmdline(os.getpid()) == psutil.Process().cmdline() != []
+
+
+# Opens and locks the file named by its argument, says so, and sleeps (a command line of > 160 characters).
+HOLD = (
+    "import fcntl, sys, time; f = open(sys.argv[1], 'r+b'); fcntl.lockf(f, fcntl.LOCK_EX); "
+    "print('held', flush=True); time.sleep(30)"
+)
+
+
+@pytest.fixture
+def holder_of(tmp_path: Path) -> Iterator:
+    """Start a Python child that opens (and locks) the given file and sleeps; its argv is `.args`."""
+    started: list[subprocess.Popen] = []
+
+    def start(path: Path) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+        started.append(proc)
+        assert proc.stdout.readline().strip() == "held"
+        return proc
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def test_lock_holder(tmp_path: Path, holder_of) -> None:
+    locked = tmp_path / "file.lck"
+    locked.write_bytes(b"")
+    assert lock_holder(locked) is None
+
+    child = holder_of(locked)
+    expected = (child.pid, " ".join(child.args))
+    assert lock_holder(locked) == expected
+    assert lock_holder(str(locked)) == expected
+    (tmp_path / "link.lck").symlink_to(locked)  # the kernel reports the file's real path
+    assert lock_holder(tmp_path / "link.lck") == expected
+    assert lock_holder(tmp_path / "other.lck") is None
+
+    child.kill()
+    child.wait()
+    assert lock_holder(locked) is None
+
+
+def test_embedded_holder(tmp_path: Path, holder_of) -> None:
+    lake = tmp_path / "lake"
+    lock = lake / DATABASE / "dbex.lck"
+    lock.parent.mkdir(parents=True)
+    assert embedded_holder(lake) is None  # no lock file
+    lock.write_bytes(b"")
+    assert embedded_holder(lake) is None  # a lock file nobody holds
+
+    child = holder_of(lock)
+    pid, command = embedded_holder(lake)
+    assert pid == child.pid
+    assert command == " ".join(child.args)[:160]
+    assert len(command) == 160  # HOLD makes the command line longer than that
+    with open(lock, "rb") as handle:  # embedded_holder's probe left the child's lock in place
+        with pytest.raises(OSError):
+            fcntl.lockf(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is Linux's")
+def test_peak_rss() -> None:
+    assert peak_rss_bytes(os.getpid()) >= psutil.Process().memory_info().rss > 0
+    assert peak_rss_bytes(2**22 + 1) == 0

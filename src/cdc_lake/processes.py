@@ -1,0 +1,103 @@
+"""What this machine can tell about its processes (and itself), in one place, through psutil.
+
+Every function answers "nothing" (an empty list, False, None, 0) instead of raising when the
+process is gone, is a zombie, or belongs to another user who hides it, so callers can poll freely.
+
+Two answers psutil does not give are still read from Linux's /proc by hand, here and nowhere else:
+a process's peak resident set size (`VmHWM`) and its reset, and the CPU's model name; see below.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import psutil
+
+
+def cmdline(pid: int) -> list[str]:
+    """The process's arguments; empty when it is gone, a zombie, or hidden from this user."""
+    if pid <= 0:
+        return []
+    try:
+        return psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return []
+
+
+def is_alive(pid: int) -> bool:
+    """True for a running process; a zombie (exited, not yet reaped) counts as dead."""
+    if pid <= 0:
+        return False
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while process group `pgid` has a member that is not a zombie."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg(0) also succeeds when every member is a zombie: look for a live one.
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (OSError, psutil.Error):
+            continue
+    return False
+
+
+def lock_holder(path: str | os.PathLike[str]) -> tuple[int, str] | None:
+    """(pid, command line) of a process that has the file `path` open; None when no visible one has."""
+    target = os.path.realpath(path)
+    for proc in psutil.process_iter():
+        try:
+            if any(f.path == target for f in proc.open_files()):
+                return proc.pid, " ".join(cmdline(proc.pid))
+        except (OSError, psutil.Error):
+            continue  # gone meanwhile, or another user's (its open files are not readable)
+    return None
+
+
+# psutil has no peak resident set size: memory_info() / memory_full_info() give the current RSS,
+# USS, PSS and swap only, and nothing resets a peak. Linux keeps one per process (`VmHWM` in
+# /proc/<pid>/status) and resets it when 5 is written to /proc/<pid>/clear_refs (Linux >= 4.0),
+# so these two read /proc by hand; where that fails they answer False / 0.
+
+
+def reset_peak_rss(pid: int) -> bool:
+    """Reset the process's resident set high-water mark (VmHWM); False when that is not possible."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """The process's resident set high-water mark (VmHWM) in bytes; 0 when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_model() -> str:
+    """The CPU's model name: /proc/cpuinfo's (psutil has none), else platform.processor()."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
