@@ -19,14 +19,14 @@ import csv
 import difflib
 import hashlib
 import io
-import json
 import os
 import re
 import shlex
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.sqltext import qualified_name, sql_string
@@ -38,15 +38,16 @@ PLAIN_COLUMN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Spark SQL atomic types by name, and how many parameters each takes
 SPARK_TYPE_PARAMS: dict[str, set[int]] = {
     **dict.fromkeys(
-        ("boolean", "tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long", "float", "real",
-         "double", "string", "binary", "date", "timestamp", "timestamp_ntz", "timestamp_ltz"),
+        (
+            "boolean tinyint byte smallint short int integer bigint long float real double string binary date "
+            "timestamp timestamp_ntz timestamp_ltz"
+        ).split(),
         {0},
     ),
     **dict.fromkeys(("decimal", "dec", "numeric"), {0, 1, 2}),
     **dict.fromkeys(("varchar", "char"), {1}),
 }
 SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
-YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 SEED_HEADER = ["database_name", "table_name", "column_types"]
 TABLES_DIR = Path("models") / "marts" / "tables"
 SEED_PATH = Path("seeds") / "cdc_tables.csv"
@@ -114,8 +115,10 @@ def check_spark_type(spark_type: str) -> None:
     if len(params) not in allowed:
         counts = " or ".join(map(str, sorted(allowed)))
         raise ValueError(f"Spark type {name} takes {counts} parameter(s): {spark_type!r}")
-    if name in ("decimal", "dec", "numeric") and params and not (
-        1 <= params[0] <= 38 and (len(params) == 1 or params[1] <= params[0])
+    if (
+        name in ("decimal", "dec", "numeric")
+        and params
+        and not (1 <= params[0] <= 38 and (len(params) == 1 or params[1] <= params[0]))
     ):
         raise ValueError(f"Spark decimals have 1 to 38 digits and a scale at most the precision: {spark_type!r}")
 
@@ -185,144 +188,137 @@ def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
     return [SourceColumn(r.column_name, r.mysql_type, r.spark_type, bool(r.is_primary_key)) for r in rows]
 
 
-def _q(text: str) -> str:
-    """A YAML scalar: plain when that is safe, else a JSON string (which is valid YAML)."""
-    if PLAIN_COLUMN_RE.match(text) and text.lower() not in YAML_WORDS:
-        return text
-    return json.dumps(text, ensure_ascii=False)
+class _Flow(list[str]):
+    """A short list written inline (`[a, b]`), as in the project's hand-written yml."""
 
 
-def _folded(text: str, indent: str) -> list[str]:
-    return textwrap.wrap(text, width=100, initial_indent=indent, subsequent_indent=indent)
+class _YmlDumper(yaml.SafeDumper):
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        # indent lists under their key (`columns:` then `  - name: ...`), like models/**/*.yml
+        return super().increase_indent(flow, False)
+
+    def choose_scalar_style(self) -> str:
+        # "{{ doc('row_key') }}" rather than '{{ doc(''row_key'') }}'
+        style = super().choose_scalar_style()
+        return '"' if style == "'" and "'" in self.event.value else style
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True  # both models share column entries: write them out twice, not as &anchor / *alias
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # prose longer than fits after `        description: ` in 100 columns reads best as a folded block (`>`)
+    style = ">" if len(text) > 79 and " " in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_YmlDumper.add_representer(str, _represent_str)
+_YmlDumper.add_representer(_Flow, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", s, flow_style=True))
+
+_KEY = _Flow(["source_system", "row_key"])
 
 
 def _column_name(column: SourceColumn) -> str:
     return column.name + ("_src" if column.name.lower() in METADATA_COLUMNS else "")
 
 
-def _source_column_entries(columns: list[SourceColumn], indent: str) -> list[str]:
-    lines = []
+def _source_column_entries(columns: list[SourceColumn]) -> list[dict[str, object]]:
+    entries: list[dict[str, object]] = []
     for column in columns:
         name = _column_name(column)
         mysql = f"MySQL `{column.mysql_type}`" if column.mysql_type else "MySQL type not carried by the format"
         renamed = f" (renamed: `{column.name}` is also a metadata column)" if name != column.name else ""
         key = " Part of the primary key." if column.is_primary_key else ""
-        lines.append(f"{indent}- name: {_q(name)}")
+        entry: dict[str, object] = {"name": name}
         if not PLAIN_COLUMN_RE.match(name):
-            lines.append(f"{indent}  quote: true")
-        description = f"Source column `{column.name}`{renamed}: {mysql}, Spark `{column.spark_type}`.{key}"
-        lines.append(f"{indent}  description: {_q(description)}")
+            entry["quote"] = True  # dbt must quote the name in SQL
+        entry["description"] = f"Source column `{column.name}`{renamed}: {mysql}, Spark `{column.spark_type}`.{key}"
+        entries.append(entry)
         # no per-column tests: a lake that has not seen the table yet has no such column, and
         # row_key (not null, built only from complete keys) already guards the primary key
-    return lines
+    return entries
+
+
+def _col(name: str, description: str, *tests: str) -> dict[str, object]:
+    return {"name": name, "description": description, **({"data_tests": _Flow(tests)} if tests else {})}
+
+
+def _test(name: str, **arguments: object) -> dict[str, object]:
+    return {name: {"arguments": arguments}}
 
 
 def models_yml(database: str, table: str, columns: list[SourceColumn] | None) -> str:
     base = model_base(database, table)
-    listed = columns is not None and len(columns) > 0
     command = f"cdc-lake add-table {shlex.quote(database)} {shlex.quote(table)}"
     note = (
         f"The column list below was read from the lake by `{command}`; run it again after the source table changes."
-        if listed
+        if columns
         else f"Run `{command}` again after a build to list the source columns here."
     )
-    source_columns = _source_column_entries(columns or [], "      ")
-    lines = [
-        "version: 2",
-        "",
-        f"# Written by `{command}`. The typed models find their columns at build time",
-        "# (cdc_typed_columns); this file documents and tests them. Edits are overwritten by the command.",
-        "",
-        "models:",
-        f"  - name: {base}_current",
-        "    description: >",
-        *_folded(
+    source_columns = _source_column_entries(columns or [])
+    names = {"database_name": database, "table_name": table}
+    keys = [
+        _col("source_system", "{{ doc('source_system') }}", "not_null"),
+        _col("row_key", "{{ doc('row_key') }}", "not_null"),
+    ]
+    current = {
+        "name": f"{base}_current",
+        # ends with a newline: the text the `>` block of earlier versions loaded as
+        "description": (
             f"Live rows of the source table `{database}.{table}` (rows whose last change is a delete are left "
             "out), one typed column per source column, from cdc_current. Column types: cdc_typed_columns (the "
             "`column_types` of seeds/cdc_tables.csv, else the MySQL type mapped by seeds/mysql_spark_types.csv). "
-            f"A view: always in step with cdc_current; a column added at the source appears at the next build. {note}",
-            "      ",
+            f"A view: always in step with cdc_current; a column added at the source appears at the next build. {note}\n"
         ),
-        "    data_tests:",
-        # once per key, or row_count times for a keyless table's identical rows
-        "      - rows_per_key_match_current:",
-        "          arguments:",
-        "            source_model: ref('cdc_current')",
-        f"            database_name: {_q(database)}",
-        f"            table_name: {_q(table)}",
-        "      - typed_values_preserved:",
-        "          arguments:",
-        "            source_model: ref('cdc_current')",
-        f"            database_name: {_q(database)}",
-        f"            table_name: {_q(table)}",
-        "            join_columns: [source_system, row_key]",
-        "    columns:",
-        "      - name: source_system",
-        "        description: \"{{ doc('source_system') }}\"",
-        "        data_tests: [not_null]",
-        "      - name: row_key",
-        "        description: \"{{ doc('row_key') }}\"",
-        "        data_tests: [not_null]",
-        *source_columns,
-        "      - name: op",
-        "        description: Op of the row's latest change (`c` insert, `u` update, `r` snapshot read).",
-        "      - name: commit_ts",
-        "        description: Commit time of the row's latest change (UTC).",
-        "      - name: change_order",
-        "        description: \"{{ doc('change_order') }}\"",
-        "      - name: change_id",
-        "        description: The change that produced the row's current state.",
-        "",
-        f"  - name: {base}_history",
-        "    description: >",
-        *_folded(
+        "data_tests": [
+            # once per key, or row_count times for a keyless table's identical rows
+            _test("rows_per_key_match_current", source_model="ref('cdc_current')", **names),
+            _test("typed_values_preserved", source_model="ref('cdc_current')", **names, join_columns=_KEY),
+        ],
+        "columns": [
+            *keys,
+            *source_columns,
+            _col("op", "Op of the row's latest change (`c` insert, `u` update, `r` snapshot read)."),
+            _col("commit_ts", "Commit time of the row's latest change (UTC)."),
+            _col("change_order", "{{ doc('change_order') }}"),
+            _col("change_id", "The change that produced the row's current state."),
+        ],
+    }
+    history = {
+        "name": f"{base}_history",
+        "description": (
             f"Every version of every row of the source table `{database}.{table}` (SCD type 2, valid over "
             "[valid_from, valid_to)), one typed column per source column, from cdc_history. Types as in "
-            f"{base}_current. A view over cdc_history. {note}",
-            "      ",
+            f"{base}_current. A view over cdc_history. {note}\n"
         ),
-        "    data_tests:",
-        "      - one_open_version_per_key:",
-        "          arguments:",
-        "            key_columns: [source_system, row_key]",
-        "      - contiguous_versions:",
-        "          arguments:",
-        "            key_columns: [source_system, row_key]",
-        "      - typed_values_preserved:",
-        "          arguments:",
-        "            source_model: ref('cdc_history')",
-        f"            database_name: {_q(database)}",
-        f"            table_name: {_q(table)}",
-        "            join_columns: [version_id]",
-        "    columns:",
-        "      - name: version_id",
-        "        description: Id of the version (the change_id of the change that opened it).",
-        "        data_tests: [unique, not_null]",
-        "      - name: source_system",
-        "        description: \"{{ doc('source_system') }}\"",
-        "        data_tests: [not_null]",
-        "      - name: row_key",
-        "        description: \"{{ doc('row_key') }}\"",
-        "        data_tests: [not_null]",
-        *source_columns,
-        "      - name: valid_from",
-        "        description: Commit time of the change that opened the version (inclusive).",
-        "        data_tests: [not_null]",
-        "      - name: valid_to",
-        "        description: Commit time of the change that closed it (exclusive); null while open.",
-        "      - name: is_current",
-        "        description: True for the open version of a row that exists now.",
-        "      - name: closed_by_delete",
-        "        description: True when a delete closed the version.",
-        "      - name: op",
-        "        description: Op of the change that opened the version (`c`, `u` or `r`).",
-        "      - name: change_id",
-        "        description: The change that opened the version.",
-        "      - name: change_order",
-        "        description: \"{{ doc('change_order') }} Of the opening change.\"",
-        "",
-    ]
-    return "\n".join(lines)
+        "data_tests": [
+            _test("one_open_version_per_key", key_columns=_KEY),
+            _test("contiguous_versions", key_columns=_KEY),
+            _test(
+                "typed_values_preserved", source_model="ref('cdc_history')", **names, join_columns=_Flow(["version_id"])
+            ),
+        ],
+        "columns": [
+            _col("version_id", "Id of the version (the change_id of the change that opened it).", "unique", "not_null"),
+            *keys,
+            *source_columns,
+            _col("valid_from", "Commit time of the change that opened the version (inclusive).", "not_null"),
+            _col("valid_to", "Commit time of the change that closed it (exclusive); null while open."),
+            _col("is_current", "True for the open version of a row that exists now."),
+            _col("closed_by_delete", "True when a delete closed the version."),
+            _col("op", "Op of the change that opened the version (`c`, `u` or `r`)."),
+            _col("change_id", "The change that opened the version."),
+            _col("change_order", "{{ doc('change_order') }} Of the opening change."),
+        ],
+    }
+    header = (
+        f"# Written by `{command}`. The typed models find their columns at build time\n"
+        "# (cdc_typed_columns); this file documents and tests them. Edits are overwritten by the command.\n\n"
+    )
+    document = {"version": 2, "models": [current, history]}
+    return header + yaml.dump(
+        document, Dumper=_YmlDumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
+    )
 
 
 def model_sql(kind: str, database: str, table: str) -> str:
