@@ -14,17 +14,16 @@ import http.server
 import json
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import threading
-import zlib
 from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from cdc_lake import cli
 from cdc_lake.env import PROJECT_DIR
@@ -441,42 +440,9 @@ def save_screenshot(shot: Path, name: str) -> None:
 
 
 def read_png(path: Path) -> tuple[int, int, list[list[tuple[int, ...]]]]:
-    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes) into rows of pixels."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks, header = 8, [], None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
-        body = data[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            chunks.append(body)
-        pos += 12 + length
-    width, height, depth, color, _, _, interlace = header
-    assert depth == 8 and color in (2, 6) and interlace == 0, header
-    channels = 3 if color == 2 else 4
-    raw = zlib.decompress(b"".join(chunks))
-    stride = width * channels
-    rows, previous = [], bytearray(stride)
-    for y in range(height):
-        kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up = previous[i]
-            corner = previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                predictor = left if pa <= pb and pa <= pc else up if pb <= pc else corner
-                line[i] = (line[i] + predictor) & 0xFF
-        rows.append([tuple(line[x * channels : x * channels + 3]) for x in range(width)])
-        previous = line
-    return width, height, rows
+    """The screenshot's size and its rows of RGB pixels."""
+    with Image.open(path) as image:
+        rgb = image.convert("RGB")
+    width, height = rgb.size
+    pixels = list(rgb.getdata())
+    return width, height, [pixels[y * width : (y + 1) * width] for y in range(height)]
