@@ -159,9 +159,9 @@ class SizeBench:
         self._timed(result, f"land_{part}", action, rows=records)
 
     def _limit(self, result: SizeResult, wl: workload.Workload) -> None:
-        # a wildcard selection: dbt compile prints the SQL of nodes named in the selection text
-        compiled = compiled_code(self.project.invoke("compile", "-s", "base_*__messages"))
-        expressions = {f.fmt: limit.limit_expression(compiled[f"base_{f.fmt}__messages"]) for f in wl.formats}
+        inline = limit.schemas_inline_sql([f.fmt for f in wl.formats])
+        [compiled] = compiled_code(self.project.invoke("compile", "--inline", inline)).values()
+        expressions = limit.limit_expressions(compiled)
         result.limit_expressions = expressions
         raw_tables = {f.fmt: f"{self.raw_schema}.raw_{f.fmt}" for f in wl.formats}
         rows = sum(self._scalar(f"select count(*) from {t}") for t in raw_tables.values())
