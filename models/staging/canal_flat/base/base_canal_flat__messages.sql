@@ -101,7 +101,9 @@ classified as (
                             upper(msg.type) = 'UPDATE' and msg.old is not null
                             and size(msg.old) != size(msg.data) then 'UPDATE with old and data of different lengths'
                     end
-            when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT') then null
+            -- QUERY without isDdl: the statement text of the row events that follow (MariaDB's
+            -- annotate rows, MySQL's binlog_rows_query_log_events), sent unless filterQueryDml
+            when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT', 'QUERY') then null
             else concat('unknown type: ', coalesce(msg.type, '<missing>'))
         end as reject_reason
     from keyed
