@@ -274,6 +274,8 @@ def decode_canal(rec: dict[str, Any]) -> list[dict[str, Any]]:
     msg = json.loads(rec["payload"])
     if msg["isDdl"]:
         return table_reset(msg["database"], msg["sql"], (msg["es"], msg["id"]), msg["es"])
+    if msg["type"] == "QUERY":
+        return []  # the statement text before a rows event: no change
     types = msg["mysqlType"]
     op = {"INSERT": "c", "UPDATE": "u", "DELETE": "d"}[msg["type"]]
     out = []
@@ -691,6 +693,9 @@ def test_workload_covers_the_fidelity_traps(clean):
             at[ch["table"], ch["binlog_file"], ch["binlog_pos"], ch["row"]].append(ch)
     moved = {table for (table, *_), pair in at.items() if [c["op"] for c in pair] == ["d", "c"]}
     assert {"customers", "contacts"} <= moved  # (keyless audit_log updates are delete + insert too)
+    # Canal's QUERY messages (statement text before a rows event, no database or table)
+    queries = [m for m in map(json.loads, (r["payload"] for r in records(clean, "canal_flat"))) if m["type"] == "QUERY"]
+    assert queries and all((m["isDdl"], m["database"], m["table"], m["data"]) == (False, "", "", None) for m in queries)
     # a Debezium table read by an embedded engine: zero positions, the Decimals as JSON numbers
     texts = [r["payload"] for r in records(clean, "debezium") if r["topic"] == "cdclake.crm.contacts"]
     sources = [json.loads(t)["payload"]["source"] for t in texts if t and '"source"' in t]
