@@ -16,7 +16,8 @@ setup: $(STAMP)
 # changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
-$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml jvm/connect/pom.xml
+$(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml jvm/connect/pom.xml \
+		jvm/canal/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -25,6 +26,7 @@ $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml j
 	$(MVN_COPY) -f jvm/kafka/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/kafka
 	$(MVN_COPY) -f jvm/derby/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/derby
 	$(MVN_COPY) -f jvm/connect/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/connect
+	$(MVN_COPY) -f jvm/canal/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/canal
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 
@@ -68,14 +70,16 @@ cluster-status: $(STAMP)
 test-kafka: $(STAMP)
 	$(BIN)/python -m pytest -ra -m kafka
 
-# MariaDB (Debian's mariadb-server) -> Debezium in Kafka Connect -> Kafka -> cdc_lake, all on free
-# loopback ports in temporary dirs, stopped whatever happens: every Debezium setting of the matrix
-# and the 100k-row transaction. `e2e-ci` is the reduced set CI runs (CDC_LAKE_E2E=ci).
+# MariaDB (Debian's mariadb-server) -> Debezium in Kafka Connect, and -> Alibaba Canal's server ->
+# Kafka -> cdc_lake, all on free loopback ports in temporary dirs, stopped whatever happens: every
+# Debezium setting of the matrix and the 100k-row transaction. `e2e-ci` is the reduced set CI runs
+# (CDC_LAKE_E2E=ci; the Canal test is the same in both).
+E2E_TESTS := pytests/test_e2e_debezium.py pytests/test_e2e_canal.py
 e2e: $(STAMP)
-	CDC_LAKE_E2E=full $(BIN)/python -m pytest -ra -m e2e pytests/test_e2e_debezium.py
+	CDC_LAKE_E2E=full $(BIN)/python -m pytest -ra -m e2e $(E2E_TESTS)
 
 e2e-ci: $(STAMP)
-	CDC_LAKE_E2E=ci $(BIN)/python -m pytest -ra -m e2e pytests/test_e2e_debezium.py
+	CDC_LAKE_E2E=ci $(BIN)/python -m pytest -ra -m e2e $(E2E_TESTS)
 
 # Starts its own cluster on free ports in a temporary dir, and stops it whatever happens.
 test-cluster: $(STAMP)

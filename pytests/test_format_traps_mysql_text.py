@@ -46,6 +46,7 @@ def canal(type_: str, table: str | None, data, old=None, *, msg_id: int, es: int
 
 
 T2_TYPES = {"id": "int(11)", "a": "varchar(5)", "b": "varchar(5)", "c": "varchar(5)"}
+BINARY_TYPES = {"id": "int(11)", "fix": "binary(4)"}
 CANAL_MESSAGES = [
     # 0: every converted type in one row; pkNames repeats the key; GTID present
     canal("INSERT", "t1", [{
@@ -80,6 +81,18 @@ CANAL_MESSAGES = [
     json.dumps({"data": None, "database": "", "es": 1_700_000_006_000, "id": 14, "isDdl": False,
                 "mysqlType": None, "old": None, "pkNames": None, "sql": "insert into traps.t2 values (3, 'a')",
                 "sqlType": None, "table": "", "ts": 1_700_000_006_400, "type": "QUERY"}),
+    # 11-15: messages of one Canal batch share `id` and `es` (seen from Canal 1.1.4): they follow
+    # their offsets, whatever their row indexes. 11: a binary(4) value whose trailing 0x00 bytes the
+    # binlog dropped; 12: the delete of row 1 of 11, as row 0
+    canal("INSERT", "t4", [{"id": "1", "fix": "\u0000\u00ff\u0010"}, {"id": "2", "fix": ""}],
+          msg_id=20, es=1_700_000_007_000, types=BINARY_TYPES),
+    canal("DELETE", "t4", [{"id": "2", "fix": ""}], msg_id=20, es=1_700_000_007_000, types=BINARY_TYPES),
+    # 13-15: rows, a TRUNCATE, a row after it, one batch: the TRUNCATE ends 1 and 2, not 3
+    canal("INSERT", "t5", [{"id": "1"}, {"id": "2"}], msg_id=21, es=1_700_000_008_000, types={"id": "int(11)"}),
+    json.dumps({"data": None, "database": "traps", "es": 1_700_000_008_000, "id": 21, "isDdl": True,
+                "mysqlType": None, "old": None, "pkNames": None, "sql": "truncate table traps.t5",
+                "sqlType": None, "table": "t5", "ts": 1_700_000_008_400, "type": "TRUNCATE"}),
+    canal("INSERT", "t5", [{"id": "3"}], msg_id=21, es=1_700_000_008_000, types={"id": "int(11)"}),
 ]
 CANAL_REJECTS = {
     4: "malformed JSON or a field of the wrong type",
@@ -262,8 +275,24 @@ def test_canal_rejects_and_filtered(built):
     assert rejects(built, CANAL_TOPIC) == CANAL_REJECTS
     kinds = record_kinds(built, CANAL_TOPIC)
     assert kinds == {0: "dml", 1: "dml", 2: "dml", 3: "dml", 4: "rejected", 5: "rejected",
-                     6: "rejected", 7: "rejected", 8: "filtered", 9: "filtered", 10: "control"}
+                     6: "rejected", 7: "rejected", 8: "filtered", 9: "filtered", 10: "control",
+                     11: "dml", 12: "dml", 13: "dml", 14: "ddl", 15: "dml"}
     assert changes(built, CANAL_TOPIC, "ignored_t") == []
+
+
+def test_canal_binary_padded_and_one_batch_in_offset_order(built):
+    rows = changes(built, CANAL_TOPIC, "t4")
+    summary = [(r["op"], r["row_key"], r["kafka_offset"]) for r in rows]
+    assert summary == [("c", "1", 11), ("c", "2", 11), ("d", "2", 12)]
+    assert [r["after"]["fix"] for r in rows[:2]] == ["00ff1000", "00000000"]
+    current = built.rows(
+        "select table_name, row_key, is_deleted, op from {schema}.cdc_current "
+        f"where source_system = '{CANAL_TOPIC}' and table_name in ('t4', 't5') order by table_name, row_key"
+    )
+    assert [(r["table_name"], r["row_key"], r["is_deleted"], r["op"]) for r in current] == [
+        ("t4", "1", False, "c"), ("t4", "2", True, "d"),
+        ("t5", "1", True, "t"), ("t5", "2", True, "t"), ("t5", "3", False, "c"),
+    ]
 
 
 # ---------------------------------------------------------------- Tencent DTS

@@ -272,8 +272,10 @@ def decode_debezium(rec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def decode_canal(rec: dict[str, Any]) -> list[dict[str, Any]]:
     msg = json.loads(rec["payload"])
+    # one Canal batch shares `id`, and `es` has whole seconds: the offset orders its messages
+    position = (msg["es"], msg["id"], rec["partition"], rec["offset"])
     if msg["isDdl"]:
-        return table_reset(msg["database"], msg["sql"], (msg["es"], msg["id"]), msg["es"])
+        return table_reset(msg["database"], msg["sql"], position, msg["es"])
     if msg["type"] == "QUERY":
         return []  # the statement text before a rows event: no change
     types = msg["mysqlType"]
@@ -298,7 +300,7 @@ def decode_canal(rec: dict[str, Any]) -> list[dict[str, Any]]:
                 "key": {k: data[k] for k in msg["pkNames"] or []},
                 "before": before,
                 "after": after,
-                "order": (msg["es"], msg["id"]),
+                "order": (*position, i),
                 "commit_ms": msg["es"],
             }
         )
@@ -775,6 +777,9 @@ def test_duplicates_are_resent_records(faulty):
         by_coord = {(r["topic"], r["partition"], r["offset"]): r for r in records(faulty, fmt)}
         mine = [d for d in dups if d["format"] == fmt]
         total = len(by_coord)
+        if fmt == "canal_flat":  # Canal re-sends a failed batch under a new id, never the same bytes
+            assert not mine
+            continue
         assert 0.02 * total < len(mine) < 0.09 * total, (fmt, len(mine), total)
         for d in mine:
             copy = by_coord[(d["topic"], d["partition"], d["offset"])]

@@ -16,6 +16,19 @@
     {%- if time_zone is not string or not time_zone or "'" in time_zone -%}
         {{ exceptions.raise_compiler_error("var source_time_zone must be a time-zone name such as 'Asia/Shanghai'") }}
     {%- endif -%}
+    {#- the bytes of a binary value as lowercase hex (kept as sent when they are no hex) #}
+    {%- set hex -%}
+        {%- if binary_encoding == 'latin1' -%} lower(hex(encode(_m.v, 'ISO-8859-1')))
+        {%- else -%} case
+            when _m.v rlike '^(0[xX])?[0-9a-fA-F]*$' then lpad(
+                lower(regexp_replace(_m.v, '^0[xX]', '')),
+                length(regexp_replace(_m.v, '^0[xX]', '')) + length(regexp_replace(_m.v, '^0[xX]', '')) % 2,
+                '0'
+            )
+            else _m.v
+        end
+        {%- endif -%}
+    {%- endset %}
     element_at(transform(
         array(named_struct(
             'v', {{ value }},
@@ -61,22 +74,21 @@
                 {{ _trim_time_fraction('_m.v') }}
             )
             {%- endif %}
+            {#- BINARY(n) holds exactly n bytes, padded with 0x00; a row-based binlog drops the
+                trailing 0x00 bytes (Canal sends x'00ff1000' of a binary(4) as 3 bytes) #}
+            when _m.base = 'binary' then element_at(transform(
+                array(named_struct(
+                    'h', {{ hex }},
+                    'n', coalesce(try_cast(regexp_extract(_m.t, '\\(\\s*([0-9]+)\\s*\\)', 1) as int), 0)
+                )),
+                _b -> if(_b.h rlike '^[0-9a-f]*$' and length(_b.h) < 2 * _b.n, rpad(_b.h, 2 * _b.n, '0'), _b.h)
+            ), 1)
             {#- geometry: MySQL's internal value (4-byte little-endian SRID, then WKB), as bytes #}
             when _m.base in (
-                'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'geometry', 'point',
+                'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'geometry', 'point',
                 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection',
                 'geomcollection'
-            ) then
-            {%- if binary_encoding == 'latin1' %} lower(hex(encode(_m.v, 'ISO-8859-1')))
-            {%- else %} case
-                when _m.v rlike '^(0[xX])?[0-9a-fA-F]*$' then lpad(
-                    lower(regexp_replace(_m.v, '^0[xX]', '')),
-                    length(regexp_replace(_m.v, '^0[xX]', '')) + length(regexp_replace(_m.v, '^0[xX]', '')) % 2,
-                    '0'
-                )
-                else _m.v
-            end
-            {%- endif %}
+            ) then {{ hex }}
             when _m.base = 'bit' then case
                 when _m.v rlike '^[0-9]+$' then regexp_replace(_m.v, '^0+(?=[0-9])', '')
                 when _m.v rlike '^0[xX][0-9a-fA-F]+$' then conv(substr(_m.v, 3), 16, 10)

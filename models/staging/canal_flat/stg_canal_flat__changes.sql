@@ -2,9 +2,14 @@
 -- value becomes canonical text with its column's `mysqlType` (enum/set indexes to labels, binary
 -- to hex, fractions trimmed, TIMESTAMP to UTC). `old` holds only the changed columns of an UPDATE
 -- (a key with null means "was NULL"), so the full before image is `data` overlaid with `old`.
--- FlatMessage carries no binlog position: changes are ordered by execute time (`es`), then
--- message id, then row index, and identified by their content (one Canal batch shares an `id`
--- and `es`, so an UPDATE and a DELETE of one row can carry the same coordinates). INIT rows
+-- FlatMessage carries no binlog position: changes are ordered by execute time (`es`), message
+-- id, then Kafka partition and offset, message in the record and row index. A Canal batch (up to
+-- canal.mq.canalBatchSize binlog events) shares one `id`, and `es` has whole seconds: two messages
+-- of one batch are told apart by their offset (Canal sends them in binlog order), never by their
+-- row indexes. A change is identified by its Kafka coordinates and content: two changes of one
+-- batch can be byte-identical messages (a value set to on, off, on, off in one transaction; two
+-- equal rows inserted into a keyless table), and Canal re-sends a failed batch under a new id,
+-- never as the same bytes. INIT rows
 -- (full-load rows written by Alibaba Cloud DTS in Canal format) are snapshot reads (`r`).
 
 with messages as (
@@ -74,8 +79,8 @@ final as (
         msg.mysqlType as column_types,
         timestamp_millis(msg.es) as commit_ts,
         timestamp_millis(msg.ts) as capture_ts,
-        {{ change_order(['msg.es', 'msg.id', 'message_in_record', 'row_index',
-                         'kafka_partition', 'kafka_offset']) }} as change_order,
+        {{ change_order(['msg.es', 'msg.id', 'kafka_partition', 'kafka_offset', 'message_in_record',
+                         'row_index']) }} as change_order,
         concat('id ', msg.id, ' es ', msg.es, ' row ', row_index) as source_position,
         msg.gtid,
         kafka_topic,
@@ -84,7 +89,8 @@ final as (
         row_index as row_in_message,
         landing_seq,
         {{ change_id(["'canal_flat'", topic_source_system('kafka_topic'), 'msg.database', 'msg.`table`',
-                      'msg.es', 'msg.id', 'row_index', row_identity('row_data', 'key_columns'), 'op',
+                      'msg.es', 'msg.id', 'kafka_topic', 'kafka_partition', 'kafka_offset',
+                      'message_in_record', 'row_index', row_identity('row_data', 'key_columns'), 'op',
                       'to_json(array_sort(map_entries(raw_data)))',
                       'to_json(array_sort(map_entries(raw_old)))']) }} as change_id
     from images

@@ -19,7 +19,9 @@ final as (
         upper(msg.type) as ddl_type,
         msg.sql as ddl_statement,
         timestamp_millis(msg.es) as commit_ts,
-        {{ change_order(['msg.es', 'msg.id', 'message_in_record', 'kafka_partition', 'kafka_offset']) }}
+        -- the parts of the changes' order (row index 0), so a TRUNCATE and the rows sent after it
+        -- in one Canal batch (same `es` and `id`) compare by offset
+        {{ change_order(['msg.es', 'msg.id', 'kafka_partition', 'kafka_offset', 'message_in_record', '0']) }}
             as change_order,
         concat('id ', msg.id, ' es ', msg.es) as source_position,
         msg.gtid,

@@ -200,7 +200,8 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
         def fault_log(log: str, record: dict[str, Any], fmt: str = fmt) -> None:
             logs[(log, fmt)].write(dumps(record) + "\n")
 
-        sink = RecordSink(fmt, out, opts.batches, faults, opts.seed, cls.malform, fault_log)
+        own_faults = faults if cls.resends_identical_records else replace(faults, duplicates=0.0)
+        sink = RecordSink(fmt, out, opts.batches, own_faults, opts.seed, cls.malform, fault_log)
         sinks[fmt] = sink
         encoders.append(cls(sink, opts.seed))
 

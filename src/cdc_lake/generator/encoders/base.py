@@ -32,6 +32,9 @@ class Encoder:
     """Base class: one CDC tool. Subclasses turn workload events into Kafka records."""
 
     fmt = ""
+    # whether the tool can produce a record again as the same bytes under a new offset (a producer
+    # retry): the duplicates fault applies only to such tools
+    resends_identical_records = True
 
     def __init__(self, sink: RecordSink, seed: int) -> None:
         self.sink = sink

@@ -8,6 +8,9 @@ set bit mask) instead of labels, as Canal does when it has no table metadata for
 Before about one rows event in five goes a `QUERY` message (isDdl false, no database or table, the
 statement's text in `sql`): what Canal's server sends for MariaDB's annotate-rows events (seen from
 Canal 1.1.4 against MariaDB 10.11) and MySQL's `binlog_rows_query_log_events`.
+Message `id` is Canal's batch id, shared by the messages of one batch (1 to 8 binlog events here),
+so only `es` (whole seconds), the Kafka offset and the row index order them. Canal re-sends a batch
+it failed to send under a new id, never as the same bytes: the duplicates fault does not apply.
 """
 
 from __future__ import annotations
@@ -84,10 +87,12 @@ class _TableMeta:
 
 class CanalFlatEncoder(Encoder):
     fmt = FMT
+    resends_identical_records = False
 
     def __init__(self, sink: Any, seed: int) -> None:
         super().__init__(sink, seed)
         self.next_id = 0
+        self.batch_left = 0  # messages left in the current Canal batch
 
     def _meta(self, tv: TableVersion) -> _TableMeta:
         meta = tv.cache.get(FMT)
@@ -102,7 +107,7 @@ class CanalFlatEncoder(Encoder):
             meta = self._meta(ev.table)
             if self.rng.random() < QUERY_RATE:
                 self._statement_text(meta, ev.op, es, captured)
-            self.next_id += 1
+            self._next_message()
             groups: dict[int, list[RowChange]] = {}
             for ch in ev.changes:
                 groups.setdefault(ch.partition_hash % PARTITIONS, []).append(ch)
@@ -170,7 +175,7 @@ class CanalFlatEncoder(Encoder):
 
     def _statement_text(self, meta: _TableMeta, op: str, es: int, captured: int) -> None:
         """The QUERY message Canal sends before a rows event whose statement the binlog annotates."""
-        self.next_id += 1
+        self._next_message()
         message = {
             "data": None, "database": "", "es": es, "id": self.next_id, "isDdl": False, "mysqlType": None,
             "old": None, "pkNames": None, "sql": f"{EVENT_TYPES[op].lower()} /* rows of */ {meta.table[1:-1]} ...",
@@ -178,8 +183,18 @@ class CanalFlatEncoder(Encoder):
         }  # fmt: skip
         self.sink.emit(meta.topic, 0, None, encode(message), captured, CONTROL)
 
+    def _next_message(self) -> None:
+        """Advance to the next message's batch: a new batch id every 1 to 8 binlog events."""
+        if self.batch_left == 0:
+            self.next_id += 1
+            self.batch_left = self.rng.randint(1, 8)
+        self.batch_left -= 1
+
     def ddl(self, ddl: DdlEvent) -> None:
-        self.next_id += 1
+        # a DDL message opens a batch here: in partition 0, it would otherwise sort before the rows
+        # of other partitions sent earlier in its batch and second (their offsets do not compare)
+        self.batch_left = 0
+        self._next_message()
         captured = self.capture_ms(ddl.commit_s)
         tv = ddl.table
         message = {
