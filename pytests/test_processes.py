@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from cdc_lake.metastore import DATABASE, embedded_holder
-from cdc_lake.processes import cmdline, group_alive, is_alive, lock_holder, peak_rss_bytes
+from cdc_lake.processes import cmdline, group_alive, is_alive, lock_holder, peak_rss_bytes, stop_process_group
 
 
 def _exited_unreaped(pid: int) -> None:
@@ -158,3 +158,28 @@ def test_embedded_holder(tmp_path: Path, holder_of) -> None:
 def test_peak_rss() -> None:
     assert peak_rss_bytes(os.getpid()) >= psutil.Process().memory_info().rss > 0
     assert peak_rss_bytes(2**22 + 1) == 0
+
+
+def test_stop_process_group_stops_the_group(tmp_path: Path) -> None:
+    """A leader and its child stop on SIGTERM; a leader that ignores SIGTERM is killed after the timeout."""
+    script = "sleep 60 & echo $! > child.pid; wait"
+    leader = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, start_new_session=True)
+    while not (tmp_path / "child.pid").exists() or not (tmp_path / "child.pid").read_text().strip():
+        time.sleep(0.05)
+    child = int((tmp_path / "child.pid").read_text())
+    assert is_alive(child)
+    stop_process_group(leader, timeout=10)
+    assert leader.returncode is not None
+    deadline = time.monotonic() + 5
+    while is_alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_alive(child)  # the group's other member got the signal too
+
+    stubborn = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60 & wait; sleep 60"], start_new_session=True)
+    time.sleep(0.3)  # let bash install its trap
+    started = time.monotonic()
+    stop_process_group(stubborn, timeout=1)
+    assert stubborn.returncode == -signal.SIGKILL
+    assert time.monotonic() - started >= 1
+    stop_process_group(stubborn, timeout=1)  # already stopped: nothing to do
+    stop_process_group(None, timeout=1)

@@ -23,8 +23,6 @@ Limits of Canal 1.1.4 to plan a workload around:
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Mapping
@@ -32,7 +30,8 @@ from pathlib import Path
 from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.kafka_broker import _alive, _free_port, _reap
+from cdc_lake.kafka_broker import _free_port
+from cdc_lake.processes import stop_process_group
 
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 30.0
@@ -284,18 +283,7 @@ class CanalServer:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """SIGTERM to the server's process group (its shutdown hook stops the instance), SIGKILL after `timeout`."""
-        if self.process is None:
-            return
-        pid = self.process.pid
-        if self.process.poll() is None and _alive(pid):
-            os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while self.process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if self.process.poll() is None:
-                os.killpg(pid, signal.SIGKILL)
-                self.process.wait()
-        _reap(pid)
+        stop_process_group(self.process, timeout)
         self.process = None
 
     def __enter__(self) -> CanalServer:

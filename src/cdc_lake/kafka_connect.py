@@ -12,8 +12,6 @@ listens on a free loopback port (status only), and the process is stopped whatev
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 import urllib.error
@@ -24,7 +22,8 @@ from pathlib import Path
 from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.kafka_broker import _alive, _free_port, _reap
+from cdc_lake.kafka_broker import _free_port
+from cdc_lake.processes import stop_process_group
 
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
@@ -193,18 +192,7 @@ class KafkaConnect:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """SIGTERM to the worker's process group, SIGKILL after `timeout`."""
-        if self.process is None:
-            return
-        pid = self.process.pid
-        if self.process.poll() is None and _alive(pid):
-            os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while self.process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if self.process.poll() is None:
-                os.killpg(pid, signal.SIGKILL)
-                self.process.wait()
-        _reap(pid)
+        stop_process_group(self.process, timeout)
         self.process = None
 
     def __enter__(self) -> KafkaConnect:

@@ -11,16 +11,15 @@ touches the machine's own MariaDB service or its files (`--no-defaults`: no /etc
 from __future__ import annotations
 
 import getpass
-import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cdc_lake.kafka_broker import _alive, _free_port, _reap
+from cdc_lake.kafka_broker import _free_port
+from cdc_lake.processes import stop_process_group
 
 if TYPE_CHECKING:
     import pymysql
@@ -120,18 +119,7 @@ class LocalMariaDB:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """SIGTERM to the server's process group (a clean shutdown), SIGKILL after `timeout`."""
-        if self.process is None:
-            return
-        pid = self.process.pid
-        if _alive(pid):
-            os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while self.process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if self.process.poll() is None:
-                os.killpg(pid, signal.SIGKILL)
-                self.process.wait()
-        _reap(pid)
+        stop_process_group(self.process, timeout)
         self.process = None
 
     def __enter__(self) -> LocalMariaDB:

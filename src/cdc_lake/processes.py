@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
+import subprocess
 from pathlib import Path
 
 import psutil
@@ -52,6 +54,21 @@ def group_alive(pgid: int) -> bool:
         except (OSError, psutil.Error):
             continue
     return False
+
+
+def stop_process_group(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """SIGTERM to the process group that `process` leads (started with start_new_session=True), so
+    its children stop too; SIGKILL after `timeout` seconds. Returns once the leader is reaped."""
+    if process is None or process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout)
+    except ProcessLookupError:
+        process.wait()
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def lock_holder(path: str | os.PathLike[str]) -> tuple[int, str] | None:
