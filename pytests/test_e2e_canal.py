@@ -45,9 +45,10 @@ from cdc_lake.e2e_workload import (
     ROW_MIN,
     ROW_NULLS,
     ROW_TEXT,
-    TYPES_COLUMNS,
     Recorder,
     Transaction,
+    create_tables,
+    insert,
 )
 from cdc_lake.harness import DbtFailure, Lake, copy_project
 from cdc_lake.kafka_broker import LocalKafka
@@ -62,28 +63,13 @@ CANAL_TIME_ZONE = "Asia/Shanghai"
 BUILD_VARS = json.dumps({"source_time_zone": CANAL_TIME_ZONE})
 
 
-def insert(table: str, rows: list[list[str]]) -> str:
-    return f"insert into {DATABASE}.{table} values " + ", ".join("(" + ", ".join(r) + ")" for r in rows)
-
-
 def with_id(row: list[str], key: int) -> list[str]:
     return [str(key), *row[1:]]
 
 
 def tables_round() -> list[Transaction]:
     """Before Canal starts (it cannot parse CREATE TABLE events of MariaDB 10.6+)."""
-    db = DATABASE
-    return [
-        Transaction([f"create database {db} character set utf8mb4"], ddl=True),
-        Transaction([
-            f"create table {db}.types ({TYPES_COLUMNS})",
-            f"create table {db}.orders (order_id bigint unsigned not null, line_no smallint not null, "
-            "qty int, price decimal(10,2), note varchar(20), primary key (order_id, line_no))",
-            f"create table {db}.events_nokey (kind varchar(10), amount int)",
-            f"create table {db}.truncated (id int primary key, v varchar(10))",
-            f"create table {db}.sync_marker (id int primary key, round_no int)",
-        ], ddl=True),
-    ]
+    return create_tables(["types", "orders", "events_nokey", "truncated", "sync_marker"])
 
 
 def streaming_round() -> list[Transaction]:

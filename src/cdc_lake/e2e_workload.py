@@ -89,30 +89,41 @@ class Transaction:
     label: str = ""
 
 
-def _insert(table: str, rows: Iterable[list[str]]) -> str:
+# The end-to-end tests' tables as first created: name -> column definitions
+TABLE_COLUMNS = {
+    "types": TYPES_COLUMNS,
+    "orders": "order_id bigint unsigned not null, line_no smallint not null, qty int, price decimal(10,2), "
+    "note varchar(20), primary key (order_id, line_no)",
+    "events_nokey": "kind varchar(10), amount int",
+    "truncated": "id int primary key, v varchar(10)",
+    "recreated": "id int primary key, v varchar(10)",
+    "sync_marker": "id int primary key, round_no int",
+}
+
+
+def insert(table: str, rows: Iterable[list[str]]) -> str:
     return f"insert into {DATABASE}.{table} values " + ", ".join("(" + ", ".join(r) + ")" for r in rows)
+
+
+def create_tables(names: Iterable[str]) -> list[Transaction]:
+    """The database and the named tables of TABLE_COLUMNS."""
+    db = DATABASE
+    return [
+        Transaction([f"create database {db} character set utf8mb4"], ddl=True),
+        Transaction([f"create table {db}.{name} ({TABLE_COLUMNS[name]})" for name in names], ddl=True),
+    ]
 
 
 def snapshot_round() -> list[Transaction]:
     """Tables and rows that exist before the connector starts: they arrive through the snapshot."""
-    db = DATABASE
     return [
-        Transaction([f"create database {db} character set utf8mb4"], ddl=True),
+        *create_tables(TABLE_COLUMNS),
+        Transaction([insert("types", [ROW_MIN, ROW_MAX])], ["types"], label="snapshot types"),
         Transaction([
-            f"create table {db}.types ({TYPES_COLUMNS})",
-            f"create table {db}.orders (order_id bigint unsigned not null, line_no smallint not null, "
-            "qty int, price decimal(10,2), note varchar(20), primary key (order_id, line_no))",
-            f"create table {db}.events_nokey (kind varchar(10), amount int)",
-            f"create table {db}.truncated (id int primary key, v varchar(10))",
-            f"create table {db}.recreated (id int primary key, v varchar(10))",
-            f"create table {db}.sync_marker (id int primary key, round_no int)",
-        ], ddl=True),
-        Transaction([_insert("types", [ROW_MIN, ROW_MAX])], ["types"], label="snapshot types"),
-        Transaction([
-            _insert("orders", [[str(o), str(n), str(n), f"{n}.50", "'snap'"] for o in (1, 2) for n in (1, 2)]),
-            _insert("events_nokey", [["'click'", "1"], ["'click'", "1"], ["'view'", "null"]]),
-            _insert("truncated", [["1", "'a'"], ["2", "'b'"]]),
-            _insert("recreated", [["1", "'old'"], ["2", "'old'"]]),
+            insert("orders", [[str(o), str(n), str(n), f"{n}.50", "'snap'"] for o in (1, 2) for n in (1, 2)]),
+            insert("events_nokey", [["'click'", "1"], ["'click'", "1"], ["'view'", "null"]]),
+            insert("truncated", [["1", "'a'"], ["2", "'b'"]]),
+            insert("recreated", [["1", "'old'"], ["2", "'old'"]]),
         ], ["orders", "events_nokey", "truncated", "recreated"], label="snapshot rest"),
     ]
 
@@ -121,16 +132,16 @@ def streaming_round(large_rows: int) -> list[Transaction]:
     """Changes read from the binlog after the snapshot."""
     db = DATABASE
     return [
-        Transaction([_insert("types", [ROW_NULLS, ROW_TEXT])], ["types"], label="insert nulls and text"),
+        Transaction([insert("types", [ROW_NULLS, ROW_TEXT])], ["types"], label="insert nulls and text"),
         Transaction([f"insert into {db}.types (id, c_mediumtext, c_varchar) values (5, '{MEGABYTE_TEXT}', 'big')"],
                     ["types"], label="1 MB mediumtext"),
         # one statement changing several rows; then a multi-statement transaction on two tables
         Transaction([f"update {db}.orders set qty = qty + 10, note = 'multi' where order_id = 1"], ["orders"]),
         Transaction([
-            _insert("orders", [["3", "1", "7", "70.00", "'new'"], ["3", "2", "8", "80.00", "null"]]),
+            insert("orders", [["3", "1", "7", "70.00", "'new'"], ["3", "2", "8", "80.00", "null"]]),
             f"delete from {db}.orders where order_id = 2 and line_no = 2",
             f"update {db}.types set c_int = 42, c_varchar = 'updated ✓', c_json = '{{\"u\": true}}' where id = 4",
-            _insert("events_nokey", [["'click'", "1"], ["'buy'", "5"]]),
+            insert("events_nokey", [["'click'", "1"], ["'buy'", "5"]]),
         ], ["orders", "types", "events_nokey"], label="multi-statement"),
         # primary-key changes: a delete of the old key and an insert of the new one
         Transaction([f"update {db}.types set id = 40 where id = 4"], ["types"], label="key change"),
@@ -151,11 +162,11 @@ def streaming_round(large_rows: int) -> list[Transaction]:
         Transaction([f"alter table {db}.orders drop column shipped"], ["orders"], ddl=True),
         Transaction([f"update {db}.orders set quantity = quantity + 1 where order_id = 3"], ["orders"]),
         Transaction([f"truncate table {db}.truncated"], ["truncated"], ddl=True),
-        Transaction([_insert("truncated", [["2", "'after'"], ["3", "'after'"]])], ["truncated"]),
+        Transaction([insert("truncated", [["2", "'after'"], ["3", "'after'"]])], ["truncated"]),
         Transaction([f"drop table {db}.recreated"], ["recreated"], ddl=True),
         Transaction([f"create table {db}.recreated (id int primary key, v varchar(10), extra int)"],
                     ["recreated"], ddl=True),
-        Transaction([_insert("recreated", [["2", "'new'", "7"], ["5", "'new'", "null"]])], ["recreated"]),
+        Transaction([insert("recreated", [["2", "'new'", "7"], ["5", "'new'", "null"]])], ["recreated"]),
         *large_transaction(large_rows),
     ]
 
@@ -176,7 +187,7 @@ def incremental_round() -> list[Transaction]:
     """After the first build: more changes on the same rows."""
     db = DATABASE
     return [
-        Transaction([_insert("types", [[("1" if i == 0 else v) for i, v in enumerate(ROW_TEXT)]])], ["types"],
+        Transaction([insert("types", [[("1" if i == 0 else v) for i, v in enumerate(ROW_TEXT)]])], ["types"],
                     label="re-insert a deleted key"),
         Transaction([f"update {db}.types set c_bit64 = b'1{'0' * 63}', "
                      "c_bigint_u = 9223372036854775808, c_set = 'b', c_enum = null, c_geometry = null where id = 2"],
@@ -184,7 +195,7 @@ def incremental_round() -> list[Transaction]:
         Transaction([f"update {db}.types set c_tinyint = 0, c_time = '23:59:59.999999' where id in (3, 40)",
                      f"delete from {db}.types where id = 5"], ["types"]),
         Transaction([f"update {db}.orders set order_id = 4 where order_id = 1"], ["orders"], label="key change"),
-        Transaction([_insert("events_nokey", [["'click'", "1"], ["'click'", "1"]])], ["events_nokey"]),
+        Transaction([insert("events_nokey", [["'click'", "1"], ["'click'", "1"]])], ["events_nokey"]),
         Transaction([f"delete from {db}.truncated where id = 2"], ["truncated"]),
         Transaction([f"update {db}.recreated set extra = 8 where id = 2"], ["recreated"]),
     ]
