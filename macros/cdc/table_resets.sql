@@ -23,3 +23,25 @@
         ~ ' and ' ~ landed_after(watermark) ~ ' limit 1') -%}
     {{ return(probe | length > 0) }}
 {% endmacro %}
+
+
+{% macro table_resets() %}
+    {#- The select of every table reset (is_table_reset) in cdc_schema_changes, one row each, with
+        the reset before it in its table: a row change ordered between previous_reset_order and
+        reset_order is ended by this reset. The one definition cdc_current and cdc_history read. -#}
+    select
+        source_system,
+        database_name,
+        table_name,
+        change_order as reset_order,
+        commit_ts as reset_ts,
+        schema_change_id as reset_id,
+        source_format,
+        landing_seq,
+        lag(change_order) over (
+            partition by source_system, database_name, table_name
+            order by change_order, schema_change_id
+        ) as previous_reset_order
+    from {{ ref('cdc_schema_changes') }}
+    where {{ is_table_reset() }}
+{%- endmacro %}

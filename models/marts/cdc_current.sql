@@ -32,17 +32,9 @@
 
 with table_resets as (
 
-    select
-        source_system,
-        database_name,
-        table_name,
-        change_order as reset_order,
-        commit_ts as reset_ts,
-        schema_change_id as reset_id,
-        landing_seq,
-        source_format
-    from {{ ref('cdc_schema_changes') }}
-    where {{ is_table_reset() }}
+    -- each TRUNCATE / DROP TABLE with the reset before it in its table: a row whose newest change
+    -- falls between the two was deleted by this one
+    {{ table_resets() }}
 
 ),
 
@@ -56,20 +48,6 @@ last_resets as (
         max(reset_order) as reset_order
     from table_resets
     group by source_system, database_name, table_name
-
-),
-
-reset_intervals as (
-
-    -- each reset with the one before it in its table: a row whose newest change falls between
-    -- the two was deleted by this one
-    select
-        *,
-        lag(reset_order) over (
-            partition by source_system, database_name, table_name
-            order by reset_order, reset_id
-        ) as previous_reset_order
-    from table_resets
 
 ),
 
@@ -217,7 +195,7 @@ latest as (
         resets.reset_ts,
         resets.landing_seq as reset_landing_seq
     from ranked
-    left join reset_intervals as resets
+    left join table_resets as resets
         on
             {{ join_on_keys('ranked', 'resets', keys[:3]) }}
             and ranked.op != 't'

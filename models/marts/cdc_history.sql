@@ -45,21 +45,7 @@ table_resets as (
 
     -- each TRUNCATE / DROP TABLE with the reset before it in its table: a change ordered between
     -- the two is followed by this reset
-    select
-        source_system,
-        database_name,
-        table_name,
-        change_order as reset_order,
-        commit_ts as reset_ts,
-        schema_change_id as reset_id,
-        source_format,
-        landing_seq,
-        lag(change_order) over (
-            partition by source_system, database_name, table_name
-            order by change_order, schema_change_id
-        ) as previous_reset_order
-    from {{ ref('cdc_schema_changes') }}
-    where {{ is_table_reset() }}
+    {{ table_resets() }}
 
 ),
 
