@@ -431,17 +431,29 @@ def compare_current(state: E2E, variant: Variant, table: str) -> list[str]:
 
 
 def rows_match(truth: Counter, lake: Counter, columns: dict[str, tuple[str, str]]) -> bool:
+    """The two multisets pair up row by row under `same_typed`. Rows are first grouped by a
+    coarse key that `same_typed` cannot tell apart (numbers as floats), so a 100k-row table
+    costs a pass, not a pairwise search."""
     if sum(truth.values()) != sum(lake.values()):
         return False
-    remaining = list(lake.elements())
+    candidates: dict[tuple, list[tuple]] = {}
+    for row in lake.elements():
+        candidates.setdefault(coarse_key(row), []).append(row)
     for row in truth.elements():
-        for i, candidate in enumerate(remaining):
+        bucket = candidates.get(coarse_key(row), [])
+        for i, candidate in enumerate(bucket):
             if all(same_typed(a[1], b[1], columns[a[0]][0]) for a, b in zip(row, candidate, strict=True)):
-                del remaining[i]
+                del bucket[i]
                 break
         else:
             return False
     return True
+
+
+def coarse_key(row: tuple) -> tuple:
+    """Equal for any two rows `same_typed` may pair: numbers (bool, int, Decimal, float) as floats,
+    every other value as itself."""
+    return tuple(float(v) if isinstance(v, (int, float, Decimal)) else v for _, v in row)
 
 
 def diff(a: Counter, b: Counter) -> list:
