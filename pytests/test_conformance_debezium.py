@@ -109,7 +109,7 @@ def test_schema_include_keeps_the_double_text_and_types(built):
     assert first["after"] == {
         "id": "101", "name": "scooter", "description": "Small 2-wheel scooter", "weight": "3.140000104904175",
     }
-    assert first["column_types"] == {"id": "int32", "name": "string", "description": "string", "weight": "double"}
+    assert first["column_types"] == {"id": "int32", "name": "string", "description": "string", "weight": "float64"}
     # snapshot rows: op "c" (Debezium 1.1) kept, snapshot noted in the position; source.ts_ms is 0,
     # so the commit time falls back to the time Debezium read the row
     assert first["source_position"] == "mysql-bin.000003:154 row 0 snapshot true"

@@ -37,7 +37,7 @@ TYPES = [
      "-" + "9" * 50 + "." + "9" * 10, "decimal(65,10)"),
     ("dec_numeric", "bytes", DECIMAL, {"scale": "2"}, 12.5, "12.50", "decimal(?,2)"),
     ("dec_as_string", "string", None, None, "12.50", "12.50", "string"),
-    ("dec_as_double", "double", None, None, 12.5, "12.5", "double"),
+    ("dec_as_double", "double", None, None, 12.5, "12.5", "float64"),
     ("d", "int32", "io.debezium.time.Date", None, 19782, "2024-02-29", "date"),
     ("d_old", "int32", "io.debezium.time.Date", None, -1, "1969-12-31", "date"),
     ("dt_ms", "int64", "io.debezium.time.Timestamp", None, 1709211900120, "2024-02-29 13:05:00.12", "datetime"),
@@ -62,7 +62,7 @@ TYPES = [
      '{"k": "a:b, \\"c\\"", "n": [1, {"x": null}], "e": {}}', "json"),
     ("e", "string", "io.debezium.data.Enum", {"allowed": "new,shipped"}, "shipped", "shipped", "enum('new','shipped')"),
     ("s", "string", "io.debezium.data.EnumSet", {"allowed": "a,b,c"}, "a,c", "a,c", "set('a','b','c')"),
-    ("f", "float", None, None, 3.140000104904175, "3.14", "float"),
+    ("f", "float", None, None, 3.140000104904175, "3.14", "float32"),
     ("tiny", "int16", None, None, -5, "-5", "int16"),
     ("y", "int32", "io.debezium.time.Year", None, 2024, "2024", "year"),
     ("txt", "string", None, None, "O'Brien \"x\" ✓", "O'Brien \"x\" ✓", "string"),
@@ -88,10 +88,10 @@ def envelope(fields: list[dict], payload: dict) -> str:
 
 def dml(op: str, before: dict | None, after: dict | None, file: str = "mysql-bin.000001", pos: int = 100,
         table: str | None = "types", snapshot: str = "false", db: str = "traps", fields: list[dict] | None = None,
-        schema: bool = True) -> str:
+        schema: bool = True, server: str = "srv", ts_ms: int = 1709211900000) -> str:
     payload = {
-        "before": before, "after": after, "op": op, "ts_ms": 1709211900999,
-        "source": {"version": "2.5.0.Final", "connector": "mysql", "name": "srv", "ts_ms": 1709211900000,
+        "before": before, "after": after, "op": op, "ts_ms": ts_ms + 999,
+        "source": {"version": "2.5.0.Final", "connector": "mysql", "name": server, "ts_ms": ts_ms,
                    "snapshot": snapshot, "db": db, "table": table, "server_id": 1, "gtid": None,
                    "file": file, "pos": pos, "row": 0},
     }
@@ -131,6 +131,15 @@ DEBEZIUM = {
                                  "databaseName": "traps", "ddl": "ALTER TABLE types ADD COLUMN z int",
                                  "tableChanges": []}}), '{"databaseName":"traps"}'),
         (dml("t", None, None, pos=200), None),
+    ],
+    # one table from two connectors: `decimal.handling.mode=precise` (a declared decimal(10,2)),
+    # then, later, `double` (a Connect double, which a DECIMAL or a DOUBLE column can be)
+    "decimal_modes": [
+        (dml("c", None, {"id": 1, "amount": "BNI="}, table="amounts", server="precise", fields=[
+            field("id", "int32", None, None), field("amount", "bytes", DECIMAL,
+                                                    {"scale": "2", "connect.decimal.precision": "10"})]), '{"id":1}'),
+        (dml("c", None, {"id": 2, "amount": 12.5}, table="amounts", server="double", ts_ms=1709211999000, fields=[
+            field("id", "int32", None, None), field("amount", "double", None, None)]), '{"id":2}'),
     ],
     "rejects": [
         ('{"payload": {"op": "c", ', '{"id":1}'),
@@ -284,6 +293,23 @@ def test_schema_change_and_truncate(built):
         "from {schema}.cdc_history where table_name = 'types' and row_key = '1'"
     )
     assert history == [{"row_key": "1", "is_current": False, "closed_by_delete": True, "closed_by_truncate": True}]
+
+
+def test_declared_decimal_outranks_a_connect_double(built):
+    """Found end to end (issue 18): with both connectors' records in one lake, the later Connect
+    `double` won the column's type, and the typed view rounded the precise connector's decimals
+    through a double. A Connect type ranks below a declared one, whatever arrives last."""
+    changes = built.rows(
+        "select source_system, after['amount'] as amount, column_types['amount'] as amount_type "
+        "from {schema}.cdc_changelog where table_name = 'amounts' order by source_system"
+    )
+    assert changes == [{"source_system": "double", "amount": "12.5", "amount_type": "float64"},
+                       {"source_system": "precise", "amount": "12.34", "amount_type": "decimal(10,2)"}]
+    typed = built.rows(
+        "select mysql_type, spark_type from {schema}.cdc_typed_columns "
+        "where table_name = 'amounts' and column_name = 'amount'"
+    )
+    assert typed == [{"mysql_type": "decimal(10,2)", "spark_type": "decimal(10,2)"}]
 
 
 def test_rejects_have_reasons(built):

@@ -6,8 +6,11 @@
         2. else the type the logical name implies: `decimal(p,s)`, `date`, `datetime`
            (Timestamp/MicroTimestamp/NanoTimestamp), `timestamp` (ZonedTimestamp), `time`, `year`,
            `bit(n)`, `enum('a','b')`, `set('a','b')`, `json`, `geometry`;
-        3. else the Connect type itself (`int8` .. `int64`, `float`, `double`, `boolean`, `string`,
-           `bytes`): Connect types do not say whether a string was char, varchar or text.
+        3. else the Connect type by its Schema.Type name (`int8` .. `int64`, `float32`, `float64`,
+           `boolean`, `string`, `bytes`): Connect types do not say whether a string was char,
+           varchar or text. The JSON converter writes FLOAT32/FLOAT64 as `float`/`double`, which
+           would read as declared MySQL types; a `double` may be a MySQL DECIMAL sent with
+           `decimal.handling.mode=double`, so it must not outrank a declared `decimal(p,s)`.
         Null when there is no schema. `field_schema` is repeated: pass a column or lambda variable. -#}
     {%- set f = field_schema -%}
     {%- set p = f ~ ".parameters" -%}
@@ -48,6 +51,8 @@
         )
         when {{ f }}.name = 'io.debezium.data.Json' then 'json'
         when {{ f }}.name like 'io.debezium.data.geometry.%' then 'geometry'
+        when {{ f }}.type = 'float' then 'float32'
+        when {{ f }}.type = 'double' then 'float64'
         else {{ f }}.type
     end
 {%- endmacro %}
