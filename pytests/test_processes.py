@@ -6,8 +6,10 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,16 @@ import psutil
 import pytest
 
 from cdc_lake.metastore import DATABASE, embedded_holder
-from cdc_lake.processes import cmdline, group_alive, is_alive, lock_holder, peak_rss_bytes, stop_process_group
+from cdc_lake.ports import HOST, free_port, port_is_free, port_open
+from cdc_lake.processes import (
+    cmdline,
+    group_alive,
+    is_alive,
+    lock_holder,
+    peak_rss_bytes,
+    stop_pid,
+    stop_process_group,
+)
 
 
 def _exited_unreaped(pid: int) -> None:
@@ -183,3 +194,35 @@ def test_stop_process_group_stops_the_group(tmp_path: Path) -> None:
     assert time.monotonic() - started >= 1
     stop_process_group(stubborn, timeout=1)  # already stopped: nothing to do
     stop_process_group(None, timeout=1)
+
+
+def test_stop_pid_escalates_to_sigkill_and_reaps(tmp_path: Path) -> None:
+    """A process that ignores SIGTERM is killed after the timeout, and a child is reaped (no zombie)."""
+    ready = tmp_path / "ready"
+    stubborn = subprocess.Popen([sys.executable, "-c", (
+        "import signal, time, pathlib; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"pathlib.Path({str(ready)!r}).touch(); time.sleep(60)")])
+    assert _until(ready.exists)
+    started = time.monotonic()
+    stop_pid(stubborn.pid, timeout=1.0)
+    assert time.monotonic() - started >= 1.0  # SIGTERM was ignored: the timeout ran out first
+    assert not psutil.pid_exists(stubborn.pid)  # killed and reaped: not even a zombie is left
+    stop_pid(stubborn.pid, timeout=1.0)  # a process already gone is no error
+
+
+def test_stop_pid_gives_the_grace_period_first(sleeper: subprocess.Popen) -> None:
+    """With a grace period, nothing is sent while it lasts: the process ends by itself."""
+    threading.Timer(0.5, sleeper.terminate).start()  # its own shutdown, requested elsewhere
+    started = time.monotonic()
+    stop_pid(sleeper.pid, timeout=5.0, grace=5.0)
+    assert 0.4 <= time.monotonic() - started < 4.0  # waited for it, and no longer than needed
+    assert not is_alive(sleeper.pid)
+
+
+def test_ports() -> None:
+    port = free_port()
+    assert port_is_free(port) and not port_open(port)
+    with socket.socket() as server:
+        server.bind((HOST, port))
+        server.listen()
+        assert port_open(port) and not port_is_free(port)

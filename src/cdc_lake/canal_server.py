@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.kafka_broker import _free_port
+from cdc_lake.ports import free_port
 from cdc_lake.processes import stop_process_group
 
 START_TIMEOUT = 120.0
@@ -213,8 +213,8 @@ class CanalServer:
             "canal.id": "1",
             "canal.ip": "127.0.0.1",
             # kafka mode serves no clients, but the server still takes these ports; never the defaults
-            "canal.port": str(_free_port()),
-            "canal.metrics.pull.port": str(_free_port()),
+            "canal.port": str(free_port()),
+            "canal.metrics.pull.port": str(free_port()),
             "canal.zkServers": "",
             "canal.serverMode": "kafka",
             "canal.withoutNetty": "true",

@@ -27,7 +27,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR, apply_defaults, iceberg_jar
+from cdc_lake.ports import port_open
 from cdc_lake.processes import cmdline, group_alive, is_alive
 from cdc_lake.spark import profile_settings
 
@@ -175,14 +175,6 @@ class Daemon:
         except FileNotFoundError:
             return "(no log)"
         return "\n".join(text[-lines:])
-
-
-def port_open(port: int, host: str = HOST, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def alive_workers(settings: Settings) -> int:

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -24,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 
 from cdc_lake.env import jvm_dir, lake_dir
+from cdc_lake.ports import free_port, port_open
+from cdc_lake.processes import is_alive, stop_pid
 
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 30.0
@@ -33,20 +32,6 @@ class BrokerError(Exception):
     """The broker could not be started or reached."""
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class LocalKafka:
@@ -75,17 +60,14 @@ class LocalKafka:
 
     def pid(self) -> int | None:
         pid = self._state().get("pid")
-        return int(pid) if pid and _alive(int(pid)) else None
+        return int(pid) if pid and is_alive(int(pid)) else None
 
     def is_running(self) -> bool:
         return self.pid() is not None and self._accepts()
 
     def _accepts(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", int(self._state()["broker_port"])), timeout=1):
-                return True
-        except (OSError, KeyError):
-            return False
+        port = self._state().get("broker_port")
+        return port is not None and port_open(int(port))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -108,7 +90,7 @@ class LocalKafka:
         state = self._state()
         if "broker_port" not in state:
             cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            self._save(broker_port=_free_port(), controller_port=_free_port(), cluster_id=cluster_id)
+            self._save(broker_port=free_port(), controller_port=free_port(), cluster_id=cluster_id)
             state = self._state()
         broker, controller = state["broker_port"], state["controller_port"]
         (self.folder / "server.properties").write_text(
@@ -197,15 +179,7 @@ class LocalKafka:
         pid = self.pid()
         if pid is None:
             return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while _alive(pid) and time.monotonic() < deadline:
-            _reap(pid)
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-            time.sleep(0.5)
-            _reap(pid)
+        stop_pid(pid, timeout)
         self._save(pid=None)
 
     def restart(self) -> None:
@@ -232,14 +206,6 @@ class LocalKafka:
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         admin.delete_topics([name])[name].result(timeout=30)
-
-
-def _reap(pid: int) -> None:
-    """Collect a child that exited (the broker is our child when this process started it)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def running_bootstrap() -> str | None:

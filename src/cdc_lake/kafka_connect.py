@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.kafka_broker import _free_port
+from cdc_lake.ports import free_port
 from cdc_lake.processes import stop_process_group
 
 START_TIMEOUT = 180.0
@@ -105,7 +105,7 @@ class KafkaConnect:
 
     def _configure(self) -> list[Path]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.rest_port = _free_port()
+        self.rest_port = free_port()
         worker = {
             "bootstrap.servers": self.bootstrap,
             "key.converter": JSON_CONVERTER,

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cdc_lake.kafka_broker import _free_port
+from cdc_lake.ports import free_port
 from cdc_lake.processes import stop_process_group
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class LocalMariaDB:
 
     def start(self, timeout: float = START_TIMEOUT) -> LocalMariaDB:
         self._install()
-        self.port = _free_port()
+        self.port = free_port()
         command = [
             server_binary(), "--no-defaults", f"--datadir={self.folder / 'data'}", f"--user={getpass.getuser()}",
             f"--port={self.port}", "--bind-address=127.0.0.1", f"--socket={self.socket}",

@@ -22,8 +22,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import jvm_dir, lake_dir
-from cdc_lake.processes import cmdline, is_alive, lock_holder
+from cdc_lake.ports import free_port, port_is_free, port_open
+from cdc_lake.processes import cmdline, is_alive, lock_holder, stop_pid
 
 HOST = "127.0.0.1"
 MAIN_CLASS = "org.apache.derby.drda.NetworkServerControl"
@@ -47,36 +46,6 @@ DRIVER_VAR = "CDC_LAKE_METASTORE_DRIVER"
 
 class MetastoreError(RuntimeError):
     """The metastore server could not be started; the message says why and what to do."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def _java() -> str:
@@ -126,7 +95,7 @@ class MetastoreServer:
 
     def is_running(self) -> bool:
         port = self.port()
-        return self.pid() is not None and port is not None and _accepts(port)
+        return self.pid() is not None and port is not None and port_open(port, HOST)
 
     def url(self) -> str:
         port = self.port()
@@ -180,7 +149,7 @@ class MetastoreServer:
                     "wait for that process to end (or stop it), then retry"
                 )
             previous = self.port()
-            port = previous if previous is not None and _port_free(previous) else _free_port()
+            port = previous if previous is not None and port_is_free(previous, HOST) else free_port(HOST)
             self.lake.mkdir(parents=True, exist_ok=True)
             with open(self.log_file, "ab") as log:
                 log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting on {HOST}:{port}\n".encode())
@@ -196,7 +165,7 @@ class MetastoreServer:
                     raise MetastoreError(
                         f"the metastore server exited with {process.returncode}: {self._log_tail()}"
                     )
-                if _accepts(port):
+                if port_open(port, HOST):
                     return True
                 time.sleep(0.2)
             self.stop()
@@ -216,19 +185,8 @@ class MetastoreServer:
                 subprocess.run(command, capture_output=True, timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
                 pass
-        for sig, wait in ((None, timeout), (signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
-            if sig is not None:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    break
-            deadline = time.monotonic() + wait
-            while is_alive(pid) and time.monotonic() < deadline:
-                _reap(pid)
-                time.sleep(0.2)
-            if not is_alive(pid):
-                break
-        _reap(pid)
+        # the shutdown request above may be enough: give it `timeout` seconds before SIGTERM
+        stop_pid(pid, timeout, grace=timeout)
         return True
 
     def _log_tail(self, lines: int = 15) -> str:

@@ -13,6 +13,7 @@ import os
 import platform
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -69,6 +70,33 @@ def stop_process_group(process: subprocess.Popen[bytes] | None, timeout: float) 
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def stop_pid(pid: int, timeout: float, grace: float = 0.0) -> None:
+    """Stop a process known by its pid (one another command may have started, so no Popen): wait
+    `grace` seconds for it to end by itself (after a shutdown request of its own), then SIGTERM,
+    then SIGKILL after `timeout` seconds. Reaps it when it is this process's child."""
+    for sig, wait in ((None, grace), (signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+        if sig is not None:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+        deadline = time.monotonic() + wait
+        while is_alive(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.2)
+        if not is_alive(pid):
+            break
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    """Collect a child that exited (a no-op for a process this one did not start)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def lock_holder(path: str | os.PathLike[str]) -> tuple[int, str] | None:
