@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cdc_lake.env import PROJECT_DIR
+from cdc_lake.env import PROJECT_DIR, jvm_dir
 
 RESULTS_DIR = PROJECT_DIR / "bench" / "results" / "kafka"
 REPORT = PROJECT_DIR / "docs" / "benchmarks.md"
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> dict:
         broker.create_topic(TOPIC, partitions=args.partitions)
         _log(f"producing {records:,} records ({value_bytes / 1e6:.0f} MB of values) into {TOPIC}")
         produce_dump(broker.bootstrap, [dump], create_topics=False)
-        broker_jars = str(PROJECT_DIR / ".venv" / "jvm" / "kafka" / "*")
+        broker_jars = str(jvm_dir("kafka") / "*")
         spark = get_spark("cdc_lake bench-kafka")
         perf_runs, landing_runs = [], []
         for i in range(args.runs):
