@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,23 +111,31 @@ def run(args: argparse.Namespace) -> dict:
 
     work = Path(tempfile.mkdtemp(prefix="cdc_lake_bench_kafka_"))
     os.environ["CDC_LAKE_DIR"] = str(work / "lake")  # its own lake and metastore, never the developer's
-    started_at = datetime.now(UTC)
-    _log(f"generating {args.changes:,} {args.format} changes")
-    dump, records, value_bytes = _workload(args.format, args.changes, work, args.partitions)
-    with LocalKafka(work / "kafka") as broker:
-        broker.create_topic(TOPIC, partitions=args.partitions)
-        _log(f"producing {records:,} records ({value_bytes / 1e6:.0f} MB of values) into {TOPIC}")
-        produce_dump(broker.bootstrap, [dump], create_topics=False)
-        broker_jars = str(jvm_dir("kafka") / "*")
-        spark = get_spark("cdc_lake bench-kafka")
-        perf_runs, landing_runs = [], []
-        for i in range(args.runs):
-            _log(f"run {i + 1}/{args.runs}: ConsumerPerformance")
-            perf_runs.append(_consumer_performance(broker_jars, broker.bootstrap, records, i))
-            _log(f"run {i + 1}/{args.runs}: cdc-lake consume")
-            seconds, landed = _spark_landing(spark, broker.bootstrap, i, work, args.format)
-            landing_runs.append({"seconds": seconds, "records": landed, "records_per_s": landed / seconds})
-            _log(f"  perf-test {perf_runs[-1].get('nMsg.sec', 0):,.0f}/s, consume {landed / seconds:,.0f}/s")
+    try:
+        started_at = datetime.now(UTC)
+        _log(f"generating {args.changes:,} {args.format} changes")
+        dump, records, value_bytes = _workload(args.format, args.changes, work, args.partitions)
+        with LocalKafka(work / "kafka") as broker:
+            broker.create_topic(TOPIC, partitions=args.partitions)
+            _log(f"producing {records:,} records ({value_bytes / 1e6:.0f} MB of values) into {TOPIC}")
+            produce_dump(broker.bootstrap, [dump], create_topics=False)
+            broker_jars = str(jvm_dir("kafka") / "*")
+            spark = get_spark("cdc_lake bench-kafka")
+            perf_runs, landing_runs = [], []
+            for i in range(args.runs):
+                _log(f"run {i + 1}/{args.runs}: ConsumerPerformance")
+                perf_runs.append(_consumer_performance(broker_jars, broker.bootstrap, records, i))
+                _log(f"run {i + 1}/{args.runs}: cdc-lake consume")
+                seconds, landed = _spark_landing(spark, broker.bootstrap, i, work, args.format)
+                landing_runs.append({"seconds": seconds, "records": landed, "records_per_s": landed / seconds})
+                _log(f"  perf-test {perf_runs[-1].get('nMsg.sec', 0):,.0f}/s, consume {landed / seconds:,.0f}/s")
+    finally:
+        from cdc_lake.metastore import MetastoreServer
+
+        # the lake's metastore server outlives this process unless stopped; the folder holds
+        # the broker's log and the generated workload
+        MetastoreServer.for_lake(work / "lake").stop()
+        shutil.rmtree(work, ignore_errors=True)
     result = {
         "command": args.command,
         "started_at": f"{started_at:%Y-%m-%d %H:%M}",
