@@ -51,7 +51,7 @@ from cdc_lake.e2e_workload import (
     insert,
 )
 from cdc_lake.harness import DbtFailure, Lake, copy_project
-from cdc_lake.kafka_broker import LocalKafka
+from cdc_lake.kafka_broker import LocalKafka, wait_for_message
 from cdc_lake.mariadb import PASSWORD, USER, LocalMariaDB
 
 pytestmark = pytest.mark.e2e
@@ -218,26 +218,15 @@ def run_round(state: CanalE2E, round_no: int, transactions: list[Transaction]) -
 def wait_for_marker(state: CanalE2E, round_no: int, timeout: float = 300.0) -> None:
     """Canal sends the binlog in order to the topic's one partition: once the marker row is there,
     so is every change committed before it."""
-    from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": state.broker.bootstrap, "group.id": "e2e-canal-marker",
-                         "enable.auto.commit": False, "log_level": 3})
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            state.canal.check_alive()
-            message = consumer.poll(1.0)
-            if message is None or message.error() or message.value() is None:
-                continue
-            value = json.loads(message.value())
-            if value.get("table") == "sync_marker" and any(
-                row.get("round_no") == str(round_no) for row in value.get("data") or []
-            ):
-                return
-    finally:
-        consumer.close()
-    raise AssertionError(f"round {round_no} not captured within {timeout:.0f}s: {state.canal.log_tail()}")
+    def is_marker(value: dict) -> bool:
+        return value.get("table") == "sync_marker" and any(
+            row.get("round_no") == str(round_no) for row in value.get("data") or []
+        )
+
+    if not wait_for_message(state.broker.bootstrap, TOPIC, is_marker, timeout=timeout,
+                            while_alive=state.canal.check_alive):
+        raise AssertionError(f"round {round_no} not captured within {timeout:.0f}s: {state.canal.log_tail()}")
 
 
 @pytest.fixture(scope="module")

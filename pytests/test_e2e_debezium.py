@@ -20,7 +20,6 @@ version per committed row state, in commit order; `cdc_schema_changes` lists the
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -47,7 +46,7 @@ from cdc_lake.e2e_workload import (
     streaming_round,
 )
 from cdc_lake.harness import DbtFailure, Lake, copy_project
-from cdc_lake.kafka_broker import LocalKafka
+from cdc_lake.kafka_broker import LocalKafka, wait_for_message
 from cdc_lake.kafka_connect import KafkaConnect, debezium_mariadb
 from cdc_lake.mariadb import PASSWORD, USER, LocalMariaDB
 
@@ -235,26 +234,17 @@ def run_round(state: E2E, round_no: int, transactions: list) -> None:
 def wait_for_marker(state: E2E, prefix: str, round_no: int, timeout: float = 600.0) -> None:
     """Debezium sends changes in binlog order: once the marker row's change is in Kafka, so is
     everything committed before it (records of other topics get a moment to be acknowledged)."""
-    from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": state.broker.bootstrap, "group.id": f"e2e-{prefix}",
-                         "enable.auto.commit": False, "log_level": 3})
-    consumer.assign([TopicPartition(f"{prefix}.{DATABASE}.sync_marker", 0, 0)])
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            state.worker.check_alive()
-            message = consumer.poll(1.0)
-            if message is None or message.error() or message.value() is None:
-                continue
-            value = json.loads(message.value())
-            after = value.get("payload", value).get("after") or {}
-            if after.get("round_no") == round_no:
-                time.sleep(3.0)
-                return
-    finally:
-        consumer.close()
-    raise AssertionError(f"{prefix}: round {round_no} not captured within {timeout:.0f}s: {state.worker.log_tail()}")
+    def is_marker(value: dict) -> bool:
+        after = value.get("payload", value).get("after") or {}
+        return after.get("round_no") == round_no
+
+    if not wait_for_message(state.broker.bootstrap, f"{prefix}.{DATABASE}.sync_marker", is_marker,
+                            timeout=timeout, while_alive=state.worker.check_alive):
+        raise AssertionError(
+            f"{prefix}: round {round_no} not captured within {timeout:.0f}s: {state.worker.log_tail()}"
+        )
+    time.sleep(3.0)
 
 
 @pytest.fixture(scope="module")

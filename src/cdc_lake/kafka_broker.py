@@ -17,6 +17,7 @@ import json
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -30,8 +31,6 @@ STOP_TIMEOUT = 30.0
 
 class BrokerError(Exception):
     """The broker could not be started or reached."""
-
-
 
 
 class LocalKafka:
@@ -212,6 +211,37 @@ def running_bootstrap() -> str | None:
     """The bootstrap address of the broker `cdc-lake kafka start` runs for this lake, if it runs."""
     broker = LocalKafka()
     return broker.bootstrap if broker.is_running() else None
+
+
+def wait_for_message(
+    bootstrap: str,
+    topic: str,
+    matches: Callable[[dict], bool],
+    *,
+    timeout: float,
+    while_alive: Callable[[], None] = lambda: None,
+) -> bool:
+    """Read partition 0 of `topic` from its start until a JSON value satisfies `matches`: True, or
+    False after `timeout` seconds. `while_alive` runs before every poll, to raise when the producer
+    being waited for has died. Null values and values that are not JSON objects are skipped."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"cdc-lake-wait-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "log_level": 3})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            while_alive()
+            message = consumer.poll(1.0)
+            if message is None or message.error() or message.value() is None:
+                continue
+            value = json.loads(message.value())
+            if isinstance(value, dict) and matches(value):
+                return True
+    finally:
+        consumer.close()
+    return False
 
 
 def produce_dump(bootstrap: str, paths: list[Path], create_topics: bool = True) -> int:
