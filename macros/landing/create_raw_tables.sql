@@ -1,6 +1,7 @@
 {% macro create_raw_tables() %}
     {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
-        works. Columns match src/cdc_lake/landing.py (RAW_COLUMNS), which writes these tables, and
+        works. Columns and properties match src/cdc_lake/landing.py (RAW_COLUMNS,
+        RAW_TABLE_PROPERTIES), which writes these tables, and
         src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them).
         Runs as an on-run-start hook; each statement is sent on its own. -#}
     {%- if execute -%}
@@ -12,7 +13,8 @@
                 ~ "kafka_offset bigint not null, kafka_timestamp timestamp, kafka_key string, "
                 ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null, "
                 ~ "kafka_headers array<struct<key: string, value: string>>, kafka_topic_incarnation int"
-                ~ ") using iceberg tblproperties ('format-version' = '2')"
+                ~ ") using iceberg tblproperties ('format-version' = '2', "
+                ~ "'write.parquet.compression-codec' = 'snappy')"
             ) -%}
             {#- a raw table landed before the column existed gets it (null = incarnation 0) -#}
             {%- set columns = run_query("describe table " ~ raw_schema() ~ ".raw_" ~ fmt).columns[0].values() -%}

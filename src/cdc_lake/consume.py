@@ -19,8 +19,7 @@ import json
 import re
 import sys
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -149,7 +148,9 @@ def _land_batch(spark: SparkSession, fmt: str, landed: dict[str, int]) -> Callab
         name = f"cdc_lake_consume_{fmt}"
         batch.createOrReplaceGlobalTempView(name)
         try:
-            landed[fmt] = landed.get(fmt, 0) + merge_batch(spark, fmt, f"global_temp.{name}")
+            landed[fmt] = landed.get(fmt, 0) + merge_batch(
+                spark, fmt, f"global_temp.{name}", unique_coordinates=True
+            )
         finally:
             spark.catalog.dropGlobalTempView(name)
             batch.unpersist()
@@ -205,6 +206,20 @@ def _progress_line(fmt: str, query: StreamingQuery) -> str | None:
     )
 
 
+def _wait_for_any(queries: Iterable[StreamingQuery], seconds: float) -> None:
+    """Wait up to `seconds`, returning as soon as one active query ends (a run of availableNow ends
+    when its last batch does, not at the next poll). A query that failed is reported by the caller."""
+    from pyspark.errors import StreamingQueryException
+
+    active = [query for query in queries if query.isActive]
+    if not active:
+        return
+    try:
+        active[0].awaitTermination(seconds)
+    except StreamingQueryException:
+        pass
+
+
 def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | None = sys.stderr) -> dict[str, int]:
     """Run one streaming query per format until the broker's current end (or until
     `settings.stop` with `follow`); returns how many new records each format landed."""
@@ -228,7 +243,7 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
             queries[rule.fmt] = writer.start()
         last_ids: dict[str, Any] = {}
         while any(q.isActive for q in queries.values()) and not settings.stop.is_set():
-            time.sleep(1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
+            _wait_for_any(queries.values(), 1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
             for fmt, query in queries.items():
                 if query.exception() is not None:
                     raise ConsumeError(f"{fmt}: {query.exception()}")

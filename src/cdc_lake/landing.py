@@ -62,6 +62,12 @@ RAW_COLUMNS = """
     kafka_headers array<struct<key: string, value: string>>,
     kafka_topic_incarnation int
 """
+
+# Snappy, not Iceberg's default zstd: landing writes every record once and staging reads it once;
+# at 1M records snappy saved 10-20 % of `cdc-lake consume`'s time (docs/benchmarks.md), for larger
+# files of JSON text.
+RAW_TABLE_PROPERTIES = "'format-version' = '2', 'write.parquet.compression-codec' = 'snappy'"
+
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
     "kafka_key string, kafka_value string, kafka_headers array<struct<key: string, value: string>>"
@@ -299,7 +305,7 @@ def raw_table_ddl(fmt: str) -> list[str]:
     return [
         f"create database if not exists {quote_identifier(raw_schema())}",
         f"create table if not exists {raw_table(fmt)} ({RAW_COLUMNS}) using iceberg "
-        "tblproperties ('format-version' = '2')",
+        f"tblproperties ({RAW_TABLE_PROPERTIES})",
     ]
 
 
@@ -348,8 +354,12 @@ def landing_sequence() -> Iterator[int]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _first_occurrences(batch: str) -> str:
-    """Of one (topic, partition, offset) in a batch, the row with the lowest batch_order."""
+def _first_occurrences(batch: str, unique_coordinates: bool = False) -> str:
+    """Of one (topic, partition, offset) in a batch, the row with the lowest batch_order. A batch
+    whose source cannot repeat coordinates (a micro-batch of Spark's Kafka source reads each offset
+    of a partition once) is its own answer: the window would sort the whole batch for nothing."""
+    if unique_coordinates:
+        return batch
     return f"""(
             select *
             from (
@@ -373,15 +383,17 @@ def _same_record(lo: int, hi: int, incarnation: int) -> str:
             and coalesce(t.kafka_topic_incarnation, 0) = {int(incarnation)}"""
 
 
-def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int, incarnation: int = 0) -> str:
+def merge_batch_sql(
+    table: str, batch: str, landing_seq: int, lo: int, hi: int, incarnation: int = 0, unique_coordinates: bool = False
+) -> str:
     """The one statement that lands a batch: the MERGE every landing path runs.
 
     `batch` is a relation with kafka_topic, kafka_partition, kafka_offset, kafka_timestamp,
     kafka_key, kafka_value, kafka_headers and batch_order; of one (topic, partition, offset) the
-    row with the lowest batch_order wins, and a record already in `table` (same coordinates, same
-    topic incarnation) is not written again. `lo`/`hi` bound the batch's offsets so Iceberg skips
-    data files that cannot hold them. One MERGE is one Iceberg commit: a build sees all of a batch
-    or none of it.
+    row with the lowest batch_order wins (`unique_coordinates`: the batch holds each once), and a
+    record already in `table` (same coordinates, same topic incarnation) is not written again.
+    `lo`/`hi` bound the batch's offsets so Iceberg skips data files that cannot hold them. One MERGE
+    is one Iceberg commit: a build sees all of a batch or none of it.
     """
     return f"""
         merge into {table} as t
@@ -397,7 +409,7 @@ def merge_batch_sql(table: str, batch: str, landing_seq: int, lo: int, hi: int, 
                 cast({int(landing_seq)} as bigint) as landing_seq,
                 kafka_headers,
                 cast({int(incarnation)} as int) as kafka_topic_incarnation
-            from {_first_occurrences(batch)}
+            from {_first_occurrences(batch, unique_coordinates)}
         ) as s
         on {_same_record(lo, hi, incarnation)}
         when not matched then insert *
@@ -447,10 +459,17 @@ def _read_conflicts(rows: Iterable[Sequence[Any]], report: LandingReport) -> Non
         report.conflict_samples.append(Conflict(topic, int(partition), int(offset), landed_at, int(topic_incarnation)))
 
 
-def merge_batch(spark: SparkSession, fmt: str, batch_view: str, report: LandingReport | None = None) -> int:
+def merge_batch(
+    spark: SparkSession,
+    fmt: str,
+    batch_view: str,
+    report: LandingReport | None = None,
+    unique_coordinates: bool = False,
+) -> int:
     """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
     how many records were new. With a `report`, records that conflict with landed ones are
-    counted in it first, and the batch lands as `report.incarnation` of its topics."""
+    counted in it first, and the batch lands as `report.incarnation` of its topics.
+    `unique_coordinates`: the view holds each (topic, partition, offset) at most once."""
     table = raw_table(fmt)
     incarnation = report.incarnation if report is not None else 0
     bounds = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
@@ -460,7 +479,9 @@ def merge_batch(spark: SparkSession, fmt: str, batch_view: str, report: LandingR
         conflicts = spark.sql(conflicts_sql(table, batch_view, bounds.lo, bounds.hi, incarnation)).collect()
         _read_conflicts(conflicts, report)
     with landing_sequence() as landing_seq:
-        spark.sql(merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi, incarnation))
+        spark.sql(
+            merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi, incarnation, unique_coordinates)
+        )
     # rows of this commit: the landing sequence is the commit's own
     row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
     return int(row.n) if row is not None else 0
