@@ -148,3 +148,24 @@ def test_every_place_that_lists_the_formats_agrees(manifest):
     assert accepted, "no accepted_values test on source_format"
     assert from_macro == set(FORMATS) == raw
     assert {frozenset(values) for values in accepted} == {frozenset(FORMATS)}
+
+
+def test_the_raw_table_ddl_agrees_in_python_and_the_hook(manifest):
+    """The raw tables are created by the landing (Python, RAW_COLUMNS and RAW_TABLE_PROPERTIES) or by
+    the on-run-start hook create_raw_tables, whichever runs first on a lake; both must create the
+    same table. The hook assembles its statement from string literals; joined, they must give the
+    same columns and table properties."""
+    from cdc_lake.landing import RAW_COLUMNS, RAW_TABLE_PROPERTIES
+
+    macro = manifest["macros"]["macro.cdc_lake.create_raw_tables"]["macro_sql"]
+    start = macro.index('"create table if not exists "')
+    statement = macro[start : macro.index(") -%}", start)]  # the first run_query call's argument
+    text = "".join(re.findall(r'"([^"]*)"', statement))
+    found = re.search(r"\((.*)\) using iceberg tblproperties \((.*)\)$", text)
+    assert found, text
+
+    def words(sql: str) -> str:
+        return " ".join(sql.split())
+
+    assert words(found.group(1)) == words(RAW_COLUMNS)
+    assert words(found.group(2)) == words(RAW_TABLE_PROPERTIES)

@@ -45,7 +45,8 @@ __all__ = [
 FORMATS = ("kafka_river_canal", "debezium", "canal_flat", "tencent_dts", "lindorm")
 PROGRESS_EVERY = 100_000
 
-# The raw table of every format (the dbt macro create_raw_tables creates the same columns).
+# The raw table of every format (the dbt macro create_raw_tables creates the same table;
+# test_project_rules checks that the two agree).
 # `landing_seq` numbers landing commits in commit order: the staging models read only records
 # with a landing_seq above the one they last processed. `kafka_topic_incarnation` tells a topic
 # deleted and created again (offsets restart at 0) from its earlier life: null means 0, the
