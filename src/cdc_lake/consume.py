@@ -35,6 +35,16 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
 DEFAULT_CONFIG = PROJECT_DIR / "kafka_topics.yml"
+# A record of Spark's Kafka source as the raw table keeps it: key, value and headers as text.
+KAFKA_RECORD_COLUMNS = (
+    "topic as kafka_topic",
+    "partition as kafka_partition",
+    "offset as kafka_offset",
+    "timestamp as kafka_timestamp",
+    "cast(key as string) as kafka_key",
+    "cast(value as string) as kafka_value",
+    "transform(headers, h -> named_struct('key', h.key, 'value', cast(h.value as string))) as kafka_headers",
+)
 END_OFFSETS_COLUMNS = (
     "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
     "observed_at timestamp not null"
@@ -124,16 +134,7 @@ def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule) -> 
         reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
     for key, value in settings.kafka_options.items():
         reader = reader.option(key if key.startswith("kafka.") else f"kafka.{key}", value)
-    return reader.load().selectExpr(
-        "topic as kafka_topic",
-        "partition as kafka_partition",
-        "offset as kafka_offset",
-        "timestamp as kafka_timestamp",
-        "cast(key as string) as kafka_key",
-        "cast(value as string) as kafka_value",
-        "transform(headers, h -> named_struct('key', h.key, 'value', cast(h.value as string))) as kafka_headers",
-        "cast(0 as bigint) as batch_order",
-    )
+    return reader.load().selectExpr(*KAFKA_RECORD_COLUMNS, "cast(0 as bigint) as batch_order")
 
 
 def _land_batch(spark: SparkSession, fmt: str, landed: dict[str, int]) -> Callable[[DataFrame, int], None]:

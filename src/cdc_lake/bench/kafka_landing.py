@@ -90,7 +90,9 @@ def _consumer_performance(broker_jars: str, bootstrap: str, records: int, run: i
 
 def _kafka_batch(spark, bootstrap: str):  # noqa: ANN001, ANN202
     """The whole topic as one batch read through Spark's Kafka source, projected as `consume` does
-    (key, value and headers as strings)."""
+    (consume.KAFKA_RECORD_COLUMNS)."""
+    from cdc_lake.consume import KAFKA_RECORD_COLUMNS
+
     return (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -98,11 +100,7 @@ def _kafka_batch(spark, bootstrap: str):  # noqa: ANN001, ANN202
         .option("startingOffsets", "earliest")
         .option("includeHeaders", "true")
         .load()
-        .selectExpr(
-            "topic", "partition", "offset", "timestamp", "cast(key as string) as key",
-            "cast(value as string) as value",
-            "transform(headers, h -> named_struct('key', h.key, 'value', cast(h.value as string))) as headers",
-        )
+        .selectExpr(*KAFKA_RECORD_COLUMNS)
     )
 
 
@@ -127,15 +125,9 @@ def _spark_append_limit(spark, bootstrap: str, fmt: str) -> tuple[float, int]:  
     ensure_raw_table(spark, fmt)
     table = raw_table(fmt)
     frame = _kafka_batch(spark, bootstrap).selectExpr(
-        "topic as kafka_topic",
-        "partition as kafka_partition",
-        "offset as kafka_offset",
-        "timestamp as kafka_timestamp",
-        "key as kafka_key",
-        "value as kafka_value",
+        "*",
         "current_timestamp() as landed_at",
         "cast(1 as bigint) as landing_seq",
-        "headers as kafka_headers",
         "cast(0 as int) as kafka_topic_incarnation",
     )
     started = time.perf_counter()
