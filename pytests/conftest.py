@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -47,11 +48,42 @@ def lake(spark, request) -> Iterator[Lake]:  # noqa: F821
     """A fresh pair of schemas named after the test module."""
     from cdc_lake.harness import Lake
 
-    name = "t_" + re.sub(r"\W", "_", request.module.__name__.rsplit(".", 1)[-1]).lower()
-    lake = Lake(spark, name)
+    lake = Lake(spark, module_lake_name(request.module))
     lake.drop()
     yield lake
     lake.drop()
+
+
+def module_lake_name(module: Any) -> str:
+    """The schema name of a test module's lake: t_ and the module's file name."""
+    return "t_" + re.sub(r"\W", "_", module.__name__.rsplit(".", 1)[-1]).lower()
+
+
+@pytest.fixture(scope="session")
+def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
+    """One lake and one `dbt build` for the modules that only read what a build of their fixed
+    records made (conformance corpora, format traps): a build costs about the same on every record
+    of them as on one module's. A module joins by defining `land_records(lake)` (and `BUILD_VARS`,
+    the vars its build needs) and using the `built` fixture below; its records keep to topics and
+    source tables of its own, which the shared lake checks."""
+    from cdc_lake.harness import SharedLake, merge_vars
+
+    modules = {item.module.__name__: item.module for item in request.session.items
+               if "shared_lake" in item.fixturenames}
+    shared = SharedLake(spark, "t_shared_lake")
+    shared.lake.drop()
+    for name, module in sorted(modules.items()):
+        shared.land(name, module.land_records)
+    shared.lake.build("--vars", json.dumps(merge_vars(getattr(m, "BUILD_VARS", {}) for m in modules.values())))
+    shared.check_tables_are_apart()
+    yield shared
+    shared.lake.drop()
+
+
+@pytest.fixture(scope="module")
+def built(shared_lake, request) -> LakePart:  # noqa: F821
+    """This module's rows of the shared lake (see SharedLake.part)."""
+    return shared_lake.part(request.module.__name__)
 
 
 @pytest.fixture(scope="session")

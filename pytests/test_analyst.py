@@ -404,6 +404,7 @@ def run_chromium(*args: str) -> subprocess.CompletedProcess:
         )
 
 
+@pytest.mark.docs_site
 def test_docs_site_renders_model_page(site_url, tmp_path):
     page = f"{site_url}#!/model/model.cdc_lake.shop__payments_current"
     dom = run_chromium("--dump-dom", page).stdout.decode("utf-8", "replace")
@@ -416,6 +417,7 @@ def test_docs_site_renders_model_page(site_url, tmp_path):
     save_screenshot(shot, "docs_site_model.png")
 
 
+@pytest.mark.docs_site
 def test_docs_site_renders_lineage_graph(site_url, tmp_path):
     page = f"{site_url}#!/model/model.cdc_lake.shop__payments_current?g_v=1"
     dom = run_chromium("--dump-dom", page).stdout.decode("utf-8", "replace")

@@ -60,8 +60,11 @@ def values_of(path, renamed_db: str | None) -> list[str]:
     return renamed
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+BUILD_VARS = {"cdc_primary_keys": PRIMARY_KEYS}
+
+
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     for topic, (name, renamed_db, _) in FLINK_INPUTS.items():
         lake.land("debezium", kcat_lines(values_of(FLINK / name, renamed_db), topic))
     replica = values_of(FLINK / "debezium-postgres-data-replica-identity.txt", "postgres_ri")
@@ -71,8 +74,6 @@ def built(lake):
     value = json.dumps(json.loads((DEBEZIUM / "debezium-docs-mysql-create-event.json").read_text()))
     key = (DEBEZIUM / "debezium-tutorial-key.json").read_text().strip()
     lake.land("debezium", kcat_lines([value], DOC_TOPIC, keys=[key]))
-    lake.build("--vars", json.dumps({"cdc_primary_keys": PRIMARY_KEYS}))
-    return lake
 
 
 def as_flink_float(lake, changes: list[dict]) -> list[dict]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from conftest import CONFORMANCE
 
 from cdc_lake.harness import kcat_lines
@@ -25,12 +24,10 @@ def messages() -> list[str]:
     return [line for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     lake.land("kafka_river_canal", EXAMPLES, raw_values=True, topic=TOPIC)
     lake.land("kafka_river_canal", kcat_lines(list(reversed(messages())), REVERSED_TOPIC))
-    lake.build()
-    return lake
 
 
 def changelog(lake, topic: str) -> list[dict]:

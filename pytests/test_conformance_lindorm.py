@@ -14,9 +14,7 @@ key, (b) a change of a keyless table, identified by its full image.
 from __future__ import annotations
 
 import datetime as dt
-import json
 
-import pytest
 from conftest import CONFORMANCE
 from flink_rowkinds import replay
 
@@ -26,8 +24,11 @@ EXAMPLES = CONFORMANCE / "lindorm" / "lindorm-debezium-v2-doc-examples.jsonl"
 TOPIC = "lindorm_examples"
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+BUILD_VARS = {"cdc_primary_keys": {"default.customers": ["id"]}}
+
+
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     lines = EXAMPLES.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6
     lake.land("lindorm", kcat_lines(lines, TOPIC))
@@ -35,8 +36,6 @@ def built(lake):
     keyed = insert.replace('"namespace":"default"', '"namespace":"keyed"')
     unkeyed = insert.replace('"namespace":"default"', '"namespace":"unkeyed"')
     lake.land("lindorm", kcat_lines([keyed, unkeyed], "lindorm_keys", keys=['{"id":"1004"}', None]))
-    lake.build("--vars", json.dumps({"cdc_primary_keys": {"default.customers": ["id"]}}))
-    return lake
 
 
 def changes(lake, where: str) -> list[dict]:

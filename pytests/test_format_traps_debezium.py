@@ -14,8 +14,6 @@ from __future__ import annotations
 import base64
 import json
 
-import pytest
-
 from cdc_lake.harness import kcat_lines
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
@@ -197,16 +195,14 @@ LINDORM = [
 ]
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     for topic, records in DEBEZIUM.items():
         values, keys = zip(*records, strict=True)
         lake.land("debezium", kcat_lines(values, topic, keys=keys))
     lake.land("lindorm", kcat_lines(LINDORM, "lindorm_traps"))
     values, keys = zip(*LINDORM_SQL, strict=True)
     lake.land("lindorm", kcat_lines(values, "lindorm_sql", keys=keys))
-    lake.build()
-    return lake
 
 
 def one_change(lake, where: str) -> dict:

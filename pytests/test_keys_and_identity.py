@@ -121,15 +121,16 @@ DEBEZIUM = [
 ]
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+BUILD_VARS = VARS
+
+
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     lake.land("canal_flat", kcat_lines(CANAL, "canal-ids"))
     lake.land("kafka_river_canal", kcat_lines(KRC, "krc-ids"))
     lake.land("tencent_dts", kcat_lines(DTS, "dts-ids"))
     values, keys = zip(*DEBEZIUM, strict=True)
     lake.land("debezium", kcat_lines(values, "dbz-ids", keys=keys))
-    lake.build("--vars", json.dumps(VARS))
-    return lake
 
 
 def live(lake, table: str) -> dict[tuple, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -89,6 +90,39 @@ def kcat_lines(
     return lines
 
 
+def kcat_topics(path: Path) -> set[str]:
+    """The topics named in a file of kcat JSON lines (lines that are not JSON objects name none)."""
+    topics = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("topic"), str):
+            topics.add(record["topic"])
+    return topics
+
+
+def merge_vars(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """One `--vars` for several test modules' builds: mappings are merged key by key, lists joined;
+    two modules giving one setting different values cannot share a build (ValueError)."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for name, value in part.items():
+            if name not in merged:
+                merged[name] = value
+            elif isinstance(value, dict) and isinstance(merged[name], dict):
+                clash = [k for k in value if k in merged[name] and merged[name][k] != value[k]]
+                if clash:
+                    raise ValueError(f"var {name}: different values for {clash}")
+                merged[name] = {**merged[name], **value}
+            elif isinstance(value, list) and isinstance(merged[name], list):
+                merged[name] = merged[name] + [v for v in value if v not in merged[name]]
+            elif merged[name] != value:
+                raise ValueError(f"var {name}: {merged[name]!r} and {value!r}")
+    return merged
+
+
 class Lake:
     """A pair of schemas (raw + models) in the embedded lake, with land / dbt / query helpers."""
 
@@ -99,6 +133,8 @@ class Lake:
         self._tmp = Path(tempfile.mkdtemp(prefix=f"cdc_lake_{name}_"))
         # dbt runs this project; a test may point it at a copy it is free to edit
         self.project_dir = PROJECT_DIR
+        # every Kafka topic landed through `land` (see SharedLake, which keeps test modules apart)
+        self.landed_topics: set[str] = set()
 
     def _activate(self) -> None:
         os.environ["CDC_LAKE_SCHEMA"] = self.schema
@@ -119,6 +155,7 @@ class Lake:
         else:
             path = self._tmp / f"batch_{len(list(self._tmp.iterdir()))}.jsonl"
             path.write_text("".join(line + "\n" for line in source), encoding="utf-8")
+        self.landed_topics |= {topic} if raw_values else kcat_topics(path)
         return land(self.spark, fmt, [str(path)], raw_values=raw_values, topic=topic, partition=partition)
 
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
@@ -151,3 +188,100 @@ class Lake:
     def drop(self) -> None:
         for schema in (self.schema, self.raw_schema):
             self.spark.sql(f"drop database if exists {schema} cascade")
+
+
+class SharedLake:
+    """Several test modules' records in one lake, built by one `dbt build` (a build costs the same
+    on a few records as on a few hundred, so modules that only read what one build made share it).
+
+    Each module lands on topics of its own, and its rows (changes, tables, records) must be its own:
+    `part` gives a module a Lake whose queries read the shared tables restricted to that module's
+    rows, so they see nothing else, global ones ("nothing rejected") included.
+    """
+
+    def __init__(self, spark: SparkSession, name: str) -> None:
+        self.lake = Lake(spark, name)
+        self.topics: dict[str, set[str]] = {}
+        self._columns: dict[str, set[str]] = {}
+
+    def land(self, module: str, land_records: Any) -> None:
+        """Run a module's `land_records(lake)`; its topics must not be another module's."""
+        self.lake.landed_topics = set()
+        land_records(self.lake)
+        for other, topics in self.topics.items():
+            shared = topics & self.lake.landed_topics
+            if shared:
+                raise ValueError(f"{module} and {other} both land topics {sorted(shared)}")
+        self.topics[module] = self.lake.landed_topics
+
+    def check_tables_are_apart(self) -> None:
+        """A source table (source system, database, table) must come from one module's topics only:
+        cdc_current and cdc_history hold a table's rows whatever topic they came from."""
+        owner = {topic: module for module, topics in self.topics.items() for topic in topics}
+        tables: dict[tuple, set[str]] = {}
+        for row in self.lake.rows(
+            "select distinct kafka_topic, source_system, database_name, table_name from {schema}.cdc_changelog "
+            "union select distinct kafka_topic, source_system, database_name, table_name "
+            "from {schema}.cdc_schema_changes"
+        ):
+            table = (row["source_system"], row["database_name"], row["table_name"])
+            tables.setdefault(table, set()).add(owner[row["kafka_topic"]])
+        clashes = {table: modules for table, modules in tables.items() if len(modules) > 1}
+        if clashes:
+            raise ValueError(f"source tables landed by more than one module: {clashes}")
+
+    def part(self, module: str) -> LakePart:
+        """The shared lake as `module` sees it: only the rows of its own topics."""
+        return LakePart(self, self.topics[module])
+
+    def columns(self, table: str) -> set[str]:
+        if table not in self._columns:
+            self._columns[table] = set(self.lake.spark.table(table).columns)
+        return self._columns[table]
+
+
+class LakePart(Lake):
+    """A test module's part of a SharedLake: `{schema}.<table>` (and `{raw_schema}.<table>`) in its
+    queries read only the rows that came from its topics, or for tables keyed by source table
+    (current state, history, column types), the rows of the source tables its topics carry.
+    Queries that name no such table see the whole shared lake."""
+
+    def __init__(self, shared: SharedLake, topics: set[str]) -> None:
+        super().__init__(shared.lake.spark, shared.lake.schema)
+        self.shared = shared
+        self.topic_list = ", ".join(f"'{t}'" for t in sorted(topics))
+
+    def restricted(self, table: str) -> str:
+        """A subquery of `table` (schema-qualified) that holds only this module's rows."""
+        columns = self.shared.columns(table)
+        topics = f"kafka_topic in ({self.topic_list})"
+        source_tables = (
+            f"select source_system, database_name, table_name from {self.schema}.cdc_changelog where {topics} "
+            f"union select source_system, database_name, table_name from {self.schema}.cdc_schema_changes "
+            f"where {topics}"
+        )
+        if "kafka_topic" in columns:
+            where = topics
+        elif {"source_system", "database_name", "table_name"} <= columns:
+            where = f"(source_system, database_name, table_name) in ({source_tables})"
+        elif {"database_name", "table_name"} <= columns:
+            where = f"(database_name, table_name) in (select database_name, table_name from ({source_tables}))"
+        else:
+            where = "true"
+        return f"(select * from {table} where {where})"
+
+    def rows(self, query: str) -> list[dict[str, Any]]:
+        def restrict(match: re.Match[str]) -> str:
+            schema = self.schema if match.group(1) == "schema" else self.raw_schema
+            return f"{self.restricted(f'{schema}.{match.group(2)}')} as {match.group(2)}"
+
+        return super().rows(re.sub(r"\{(schema|raw_schema)\}\.(\w+)", restrict, query))
+
+    def land(self, *args: Any, **kwargs: Any) -> LandingReport:
+        raise TypeError("a module of the shared lake lands in its land_records(lake), before the one build")
+
+    def dbt(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the shared lake is built once; a module that runs dbt itself needs a lake of its own")
+
+    def drop(self) -> None:
+        """The shared lake is dropped once, by its owner."""
