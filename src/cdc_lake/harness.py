@@ -243,8 +243,9 @@ class SharedLake:
 class LakePart(Lake):
     """A test module's part of a SharedLake: `{schema}.<table>` (and `{raw_schema}.<table>`) in its
     queries read only the rows that came from its topics, or for tables keyed by source table
-    (current state, history, column types), the rows of the source tables its topics carry.
-    Queries that name no such table see the whole shared lake."""
+    (current state, history), the rows of the source tables its topics carry. Tables with neither
+    (the column types, keyed by database and table only) are read whole: a query of them names
+    its own tables."""
 
     def __init__(self, shared: SharedLake, topics: set[str]) -> None:
         super().__init__(shared.lake.spark, shared.lake.schema)
@@ -264,8 +265,6 @@ class LakePart(Lake):
             where = topics
         elif {"source_system", "database_name", "table_name"} <= columns:
             where = f"(source_system, database_name, table_name) in ({source_tables})"
-        elif {"database_name", "table_name"} <= columns:
-            where = f"(database_name, table_name) in (select database_name, table_name from ({source_tables}))"
         else:
             where = "true"
         return f"(select * from {table} where {where})"
