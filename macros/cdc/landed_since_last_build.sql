@@ -7,13 +7,10 @@
           empty (that probe would compute the whole batch a second time);
         - none: the filter is `false`, so Spark's optimizer empties the whole batch at no cost, and
           the write is skipped (no new Iceberg snapshot).
-        A full refresh, or the build that creates the table, reads everything and carries no
-        marker; an incremental build of a table still empty (a format nothing was landed for yet)
-        asks too, so such a model costs nearly nothing until its first records arrive.
-        `mark_batch=false` leaves the marker out (and skips the query) for a model whose batch has
-        rows from another input too. -#}
+        A full or first build reads everything and carries no marker. `mark_batch=false` leaves the
+        marker out (and skips the query) for a model whose batch has rows from another input too. -#}
     {%- set condition = landed_after(watermark, column) -%}
-    {%- if not mark_batch or not execute or not is_incremental() -%}
+    {%- if not mark_batch or not execute or not is_incremental() or is_first_build(watermark) -%}
         {{ return(condition) }}
     {%- endif -%}
     {%- set probe = run_query('select 1 from ' ~ relation ~ ' where ' ~ condition ~ ' limit 1') -%}
@@ -21,17 +18,6 @@
         {{ return('false /* ' ~ batch_marker(false) ~ ' */') }}
     {%- endif -%}
     {{ return(condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
-{% endmacro %}
-
-{% macro batch_marker_says(code) %}
-    {#- What the batch markers in a model's compiled SQL say: 'rows' (an input has new rows),
-        'empty' (every marked input is empty), or none (no marker: only the batch itself can tell). -#}
-    {%- if batch_marker(true) in code -%}
-        {{ return('rows') }}
-    {%- elif batch_marker(false) in code -%}
-        {{ return('empty') }}
-    {%- endif -%}
-    {{ return(none) }}
 {% endmacro %}
 
 {% macro batch_marker(has_new_rows) %}

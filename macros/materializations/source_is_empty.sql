@@ -7,9 +7,11 @@
         text because it is known only while the model's SQL is compiled (the probe runs then),
         and the compiled SQL is all dbt hands from there to the materialization: at run time
         `config.set` does nothing and vars cannot be set. -#}
-    {%- set marked = batch_marker_says(model.get('compiled_code') or '') -%}
-    {%- if marked is not none -%}
-        {{ return(marked == 'empty') }}
+    {%- set code = model.get('compiled_code') or '' -%}
+    {%- if batch_marker(true) in code -%}
+        {{ return(false) }}
+    {%- elif batch_marker(false) in code -%}
+        {{ return(true) }}
     {%- endif -%}
     {%- set result = run_query("select 1 from " ~ source ~ " limit 1") -%}
     {{ return(result | length == 0) }}
