@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka test test-slow test-docs-site test-bench test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka test test-slow test-tools test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -66,14 +66,12 @@ cluster-stop: $(STAMP)
 cluster-status: $(STAMP)
 	$(BIN)/cdc-lake cluster status
 
-# dbt's docs site rendered in headless Chromium (Debian package `chromium`): a model page and the
-# lineage graph, with screenshots in docs/. The builds it needs are test_analyst's.
-test-docs-site: $(STAMP)
-	$(BIN)/python -m pytest -ra -m docs_site pytests/test_analyst.py
-
-# `make bench`'s code end to end at 600 changes, in the suite's Spark session (speed not checked).
-test-bench: $(STAMP)
-	$(BIN)/python -m pytest -ra -m bench pytests/test_bench_smoke.py
+# Checks of the tools around the pipeline, in one Spark session: dbt's docs site rendered in
+# headless Chromium (Debian package `chromium`; -m docs_site: a model page and the lineage graph,
+# screenshots in docs/, on test_analyst's builds) and `make bench`'s code end to end at 600
+# changes (-m bench; speed not checked).
+test-tools: $(STAMP)
+	$(BIN)/python -m pytest -ra -m "docs_site or bench" pytests/test_analyst.py pytests/test_bench_smoke.py
 
 # A real Kafka broker (KRaft) on free loopback ports in a temporary dir, stopped whatever happens.
 test-kafka: $(STAMP)

@@ -3,8 +3,8 @@
 Runs `python -m cdc_lake.bench`'s code in-process with the suite's Spark session (its lake is
 this test run's), one repetition, no cold start-up processes and no `dbt test` phases, and
 writes the JSON result, the report and the plot to a temporary folder. It checks the benchmark
-tool, not the pipeline (whose every step it runs many times over), so it is a target of its own,
-`make test-bench`, which CI runs after `make test`.
+tool, not the pipeline (whose every step it runs many times over), so it runs in a target of its own,
+`make test-tools`, which CI runs after `make test`.
 """
 
 from __future__ import annotations
