@@ -158,7 +158,10 @@ class Lake:
             path = self._tmp / f"batch_{len(list(self._tmp.iterdir()))}.jsonl"
             path.write_text("".join(line + "\n" for line in source), encoding="utf-8")
         if self.landed_topics is not None:
-            self.landed_topics |= {topic} if raw_values and topic else kcat_topics(path)
+            if raw_values and not topic:
+                # the landing would name the topic after the file; a shared lake needs it said
+                raise ValueError("a shared lake's raw-value landing names its topic")
+            self.landed_topics |= {topic} if raw_values else kcat_topics(path)
         return land(self.spark, fmt, [str(path)], raw_values=raw_values, topic=topic, partition=partition)
 
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
@@ -251,7 +254,11 @@ class LakePart(Lake):
     its own tables."""
 
     def __init__(self, shared: SharedLake, topics: set[str]) -> None:
-        super().__init__(shared.lake.spark, shared.lake.schema)
+        # the shared lake's session and schemas; no temporary folder or project of its own, since
+        # a part neither lands nor runs dbt (Lake.__init__ would make both)
+        self.spark = shared.lake.spark
+        self.schema = shared.lake.schema
+        self.raw_schema = shared.lake.raw_schema
         self.shared = shared
         self.topic_list = ", ".join(f"'{t}'" for t in sorted(topics))
 
