@@ -20,6 +20,7 @@ import pytest
 from conftest import CONFORMANCE
 
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.harness import kcat_lines
 
 BIN = Path(sys.executable).parent
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
@@ -49,13 +50,14 @@ def run(args: list[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def land_inputs(env: dict[str, str]) -> None:
-    run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(PROJECT_DIR / "demo" / "canal_flat.jsonl")], env)
-    run(
-        [str(BIN / "cdc-lake"), "land", "--format", "canal_flat", "--raw-values",
-         str(CONFORMANCE / "flink" / "canal-data.txt")],
-        env,
-    )
+def land_inputs(env: dict[str, str], folder: Path) -> None:
+    """The demo's Canal records and Flink's Canal sample, in one `cdc-lake land` (one Spark start);
+    the sample's bare values become kcat records of topic `canal-data`, as `--raw-values` names them."""
+    values = (CONFORMANCE / "flink" / "canal-data.txt").read_text(encoding="utf-8").splitlines()
+    sample = folder / "canal-data.jsonl"
+    sample.write_text("".join(line + "\n" for line in kcat_lines(values, topic="canal-data")), encoding="utf-8")
+    run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(PROJECT_DIR / "demo" / "canal_flat.jsonl"),
+         str(sample)], env)
 
 
 def dump(env: dict[str, str]) -> dict[str, list[str]]:
@@ -87,13 +89,13 @@ def build_killed_during(model: str, env: dict[str, str]) -> None:
 @pytest.mark.parametrize("victim", ["cdc_history"])
 def test_killed_build_then_rerun_equals_uninterrupted_run(tmp_path, victim):
     reference_env = lake_env(tmp_path / "reference")
-    land_inputs(reference_env)
+    land_inputs(reference_env, tmp_path)
     run([str(BIN / "dbt"), "build"], reference_env)
     reference = dump(reference_env)
     assert len(reference["cdc_changelog"]) == 30
 
     crashed_env = lake_env(tmp_path / "crashed")
-    land_inputs(crashed_env)
+    land_inputs(crashed_env, tmp_path)
     build_killed_during("cdc_changelog", crashed_env)
     build_killed_during(victim, crashed_env)
     run([str(BIN / "dbt"), "build"], crashed_env)

@@ -144,7 +144,8 @@ def incremental_runs(lake):
         messages = [msg for msg, b in SCENARIO if b == batch]
         offset = land_messages(lake, messages, offset)
         delivered += messages
-        lake.build()
+        # dbt's data tests on the last batch's build (the replay checks every batch)
+        lake.build(data_tests=batch == 5)
         results.append((list(delivered), actual(lake)))
     return lake, results
 
@@ -182,7 +183,7 @@ def test_truncated_rows_are_deleted_by_the_statement(incremental_runs):
 def test_full_refresh_gives_the_same_tables(incremental_runs):
     lake, results = incremental_runs
     incremental = {table: every_column(lake, table) for table in ("cdc_current", "cdc_history")}
-    lake.build("--full-refresh")
+    lake.build("--full-refresh", data_tests=False)  # compared below with the tested incremental tables
     assert actual(lake) == results[-1][1]
     for table, rows in incremental.items():
         assert every_column(lake, table) == rows, table

@@ -3,39 +3,46 @@
         exactly `scale` fraction digits, exact at any length: `number_text` must be the number's
         own text from the raw JSON (see `connect_images_text`), in plain or exponent notation
         (`exponent_free_number_text`). Digits beyond the scale are cut, never rounded (a producer
-        never sends them). Arguments are repeated: pass cheap expressions. -#}
-    {%- set plain = exponent_free_number_text(number_text) -%}
-    if(
-        cast({{ scale }} as int) <= 0,
-        substring_index({{ plain }}, '.', 1),
-        concat(
-            substring_index({{ plain }}, '.', 1), '.',
-            rpad(if({{ plain }} like '%.%', substring_index({{ plain }}, '.', -1), ''), cast({{ scale }} as int), '0')
+        never sends them). `number_text` is evaluated once (it may be a costly expression: a
+        search of the raw message); `scale` is repeated. Spark SQL has no LET, and does not share
+        a repeated expression inside a lambda, so values are bound as the variable of a
+        one-element `transform`: the plan stays small and the search runs once per value. -#}
+    element_at(transform(
+        array({{ exponent_free_number_text(number_text) }}),
+        pd_plain -> if(
+            cast({{ scale }} as int) <= 0,
+            substring_index(pd_plain, '.', 1),
+            concat(
+                substring_index(pd_plain, '.', 1), '.',
+                rpad(if(pd_plain like '%.%', substring_index(pd_plain, '.', -1), ''), cast({{ scale }} as int), '0')
+            )
         )
-    )
+    ), 1)
 {%- endmacro %}
 
 
 {% macro exponent_free_number_text(number_text) %}
     {#- The text of a JSON number without exponent, digit for digit: `1.2345E+3` -> `1234.5`,
         `-5E-3` -> `-0.005`; text without an exponent is returned as it is. Pure text work, so any
-        length stays exact. -#}
-    {%- set t = number_text -%}
-    {%- set sign = "if(" ~ t ~ " like '-%', '-', '')" -%}
-    {%- set whole = "regexp_extract(" ~ t ~ ", '^-?([0-9]*)', 1)" -%}
-    {%- set fraction = "regexp_extract(" ~ t ~ ", '^-?[0-9]*\\\\.([0-9]*)', 1)" -%}
-    {%- set exponent = "cast(regexp_extract(" ~ t ~ ", '[eE]([-+]?[0-9]+)$', 1) as int)" -%}
+        length stays exact. `number_text` is evaluated once (bound as in `plain_decimal_text`). -#}
+    {%- set sign = "if(ef_text like '-%', '-', '')" -%}
+    {%- set whole = "regexp_extract(ef_text, '^-?([0-9]*)', 1)" -%}
+    {%- set fraction = "regexp_extract(ef_text, '^-?[0-9]*\\\\.([0-9]*)', 1)" -%}
+    {%- set exponent = "cast(regexp_extract(ef_text, '[eE]([-+]?[0-9]+)$', 1) as int)" -%}
     {%- set digits = "concat(" ~ whole ~ ", " ~ fraction ~ ")" -%}
     {%- set point = "(length(" ~ whole ~ ") + " ~ exponent ~ ")" -%}
-    case
-        when not {{ t }} rlike '[eE]' then {{ t }}
-        when {{ point }} <= 0 then concat({{ sign }}, '0.', repeat('0', -{{ point }}), {{ digits }})
-        when {{ point }} >= length({{ digits }})
-            then concat({{ sign }}, {{ digits }}, repeat('0', {{ point }} - length({{ digits }})))
-        else concat(
-            {{ sign }},
-            coalesce(nullif(ltrim('0', substr({{ digits }}, 1, {{ point }})), ''), '0'),
-            '.', substr({{ digits }}, {{ point }} + 1)
-        )
-    end
+    element_at(transform(
+        array({{ number_text }}),
+        ef_text -> case
+            when not ef_text rlike '[eE]' then ef_text
+            when {{ point }} <= 0 then concat({{ sign }}, '0.', repeat('0', -{{ point }}), {{ digits }})
+            when {{ point }} >= length({{ digits }})
+                then concat({{ sign }}, {{ digits }}, repeat('0', {{ point }} - length({{ digits }})))
+            else concat(
+                {{ sign }},
+                coalesce(nullif(ltrim('0', substr({{ digits }}, 1, {{ point }})), ''), '0'),
+                '.', substr({{ digits }}, {{ point }} + 1)
+            )
+        end
+    ), 1)
 {%- endmacro %}

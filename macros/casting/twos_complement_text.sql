@@ -5,8 +5,8 @@
         base-10^9 arithmetic with higher-order functions: the magnitude's hex (for a negative
         value the bitwise NOT, plus 1 added to the last chunk) is read 7 hex digits at a time,
         multiplying the limbs by 2^28 at each step. '0' for no bytes, null for null.
-        `hex_value` is repeated: pass a column, lambda variable or cheap expression. -#}
-    {%- set h = hex_value -%}
+        `hex_value` is evaluated once (bound as in `plain_decimal_text`). -#}
+    {%- set h = "tc_hex" -%}
     {%- set negative = "substr(" ~ h ~ ", 1, 1) >= '8'" -%}
     {%- set magnitude = "if(" ~ negative ~ ", translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210'), " ~ h ~ ")" -%}
     {#- chunk i (from the left) of 7 hex digits; the first chunk takes the remainder -#}
@@ -15,7 +15,7 @@
         ~ "cast(conv(if(tc_i = 0, substr(" ~ magnitude ~ ", 1, " ~ head ~ "), "
         ~ "substr(" ~ magnitude ~ ", " ~ head ~ " + (tc_i - 1) * 7 + 1, 7)), 16, 10) as bigint) "
         ~ "+ if(" ~ negative ~ " and tc_i = cast(ceil(length(" ~ h ~ ") / 7.0) as int) - 1, 1, 0))" -%}
-    case
+    element_at(transform(array({{ hex_value }}), tc_hex -> case
         when {{ h }} is null then null
         when {{ h }} = '' then '0'
         when length({{ h }}) <= 16 then conv(lpad({{ h }}, 16, if({{ negative }}, 'F', '0')), 16, -10)
@@ -30,7 +30,7 @@
                 (tc_limb, tc_j) -> if(tc_j = 0, cast(tc_limb as string), lpad(cast(tc_limb as string), 9, '0'))
             ), ''), '^0+(?=[0-9])', '')
         )
-    end
+    end), 1)
 {%- endmacro %}
 
 

@@ -169,11 +169,15 @@ class Lake:
         self._activate()
         return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
-    def build(self, *args: str, unit_tests: bool = False) -> Any:
+    def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True) -> Any:
         """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are
-        left out unless asked for, since test_analyst runs them once for the whole suite."""
-        if not unit_tests and "--exclude" not in args:
-            args = (*args, "--exclude", "test_type:unit")
+        left out unless asked for, since test_analyst runs them once for the whole suite.
+        `data_tests=False` builds seeds and models only: for the steps of a multi-build scenario
+        before the build whose data tests it keeps (on a few records the tests cost about a third
+        of a build)."""
+        excluded = [kind for kind, kept in (("test_type:unit", unit_tests), ("test_type:data", data_tests)) if not kept]
+        if excluded and "--exclude" not in args:
+            args = (*args, "--exclude", *excluded)
         return self.dbt("build", *args)
 
     def rows(self, query: str) -> list[dict[str, Any]]:
