@@ -50,12 +50,16 @@ def run(args: list[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def land_inputs(env: dict[str, str], folder: Path) -> None:
-    """The demo's Canal records and Flink's Canal sample, in one `cdc-lake land` (one Spark start);
-    the sample's bare values become kcat records of topic `canal-data`, as `--raw-values` names them."""
+def flink_sample(folder: Path) -> Path:
+    """Flink's Canal sample as kcat records: its bare values on topic `canal-data`, as `--raw-values`
+    names them, so that one `cdc-lake land` (one Spark start) takes it with the demo's records."""
     values = (CONFORMANCE / "flink" / "canal-data.txt").read_text(encoding="utf-8").splitlines()
     sample = folder / "canal-data.jsonl"
     sample.write_text("".join(line + "\n" for line in kcat_lines(values, topic="canal-data")), encoding="utf-8")
+    return sample
+
+
+def land_inputs(env: dict[str, str], sample: Path) -> None:
     run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(PROJECT_DIR / "demo" / "canal_flat.jsonl"),
          str(sample)], env)
 
@@ -88,14 +92,15 @@ def build_killed_during(model: str, env: dict[str, str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("victim", ["cdc_history"])
 def test_killed_build_then_rerun_equals_uninterrupted_run(tmp_path, victim):
+    sample = flink_sample(tmp_path)
     reference_env = lake_env(tmp_path / "reference")
-    land_inputs(reference_env, tmp_path)
+    land_inputs(reference_env, sample)
     run([str(BIN / "dbt"), "build"], reference_env)
     reference = dump(reference_env)
     assert len(reference["cdc_changelog"]) == 30
 
     crashed_env = lake_env(tmp_path / "crashed")
-    land_inputs(crashed_env, tmp_path)
+    land_inputs(crashed_env, sample)
     build_killed_during("cdc_changelog", crashed_env)
     build_killed_during(victim, crashed_env)
     run([str(BIN / "dbt"), "build"], crashed_env)
