@@ -446,5 +446,5 @@ def read_png(path: Path) -> tuple[int, int, list[list[tuple[int, ...]]]]:
     with Image.open(path) as image:
         rgb = image.convert("RGB")
     width, height = rgb.size
-    pixels = list(rgb.getdata())
+    pixels = list(rgb.get_flattened_data())
     return width, height, [pixels[y * width : (y + 1) * width] for y in range(height)]

@@ -26,6 +26,8 @@
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
+{#- keys the batch alone cannot bring forward (see recomputed_keys); rare, so found by a probe first -#}
+{%- set recompute = resets_landed or changes_before_last_reset_landed(watermark) %}
 {#- a delete marker older than the retention period (never, without one) -#}
 {%- set expired = 'false' if retention_days is none
     else 'is_deleted and ' ~ delete_marker_expired('commit_ts', retention_days) %}
@@ -61,7 +63,7 @@ batch_changes as (
 
 ),
 
-{% if is_incremental() %}
+{% if is_incremental() and recompute %}
 
     new_resets as (
 
@@ -101,7 +103,7 @@ new_changes as (
 
     select * from batch_changes
 
-    {% if is_incremental() %}
+    {% if is_incremental() and recompute %}
         union all
 
         -- the earlier changes of the recomputed keys
@@ -162,9 +164,11 @@ candidates as (
         from {{ this }} as existing
         left semi join new_latest
             on {{ join_on_keys('existing', 'new_latest', keys) }}
-        -- a recomputed key is read from the change log alone
-        left anti join recomputed_keys
-            on {{ join_on_keys('existing', 'recomputed_keys', keys) }}
+        {% if recompute %}
+            -- a recomputed key is read from the change log alone
+            left anti join recomputed_keys
+                on {{ join_on_keys('existing', 'recomputed_keys', keys) }}
+        {% endif %}
     {% endif %}
 
 ),
