@@ -70,11 +70,15 @@ def test_reconciliation_accounts_for_every_raw_record(built):
     rec = rows[0]
     assert (rec["raw_records"], rec["first_offset"], rec["last_offset"]) == (11, 0, 10)
     assert (rec["dml_messages"], rec["ddl_messages"], rec["control_messages"], rec["rejected_messages"]) == (
-        10, 1, 0, 0,
+        10,
+        1,
+        0,
+        0,
     )
-    assert rec["raw_records"] == rec["dml_messages"] + rec["ddl_messages"] + rec["control_messages"] + rec[
-        "rejected_messages"
-    ]
+    assert (
+        rec["raw_records"]
+        == rec["dml_messages"] + rec["ddl_messages"] + rec["control_messages"] + rec["rejected_messages"]
+    )
     assert (rec["unaccounted_records"], rec["offset_gaps"]) == (0, 0)
     lag = built.rows("select table_name, changes from {schema}.cdc_lag")
     assert lag == [{"table_name": "products2", "changes": 20}]
@@ -83,12 +87,28 @@ def test_reconciliation_accounts_for_every_raw_record(built):
 def test_relanding_and_rebuilding_changes_nothing(built):
     before_state = table_state(built)
     before_snapshots = {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS}
+    before_views = view_creation_times(built)
     report = built.land("canal_flat", CANAL_DATA, raw_values=True)
     assert report.records_valid == 11 and report.records_landed == 0
     built.build()
     assert table_state(built) == before_state
     # incremental: nothing new, so no table got a new Iceberg snapshot (nothing rewritten)
     assert {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS} == before_snapshots
+    # and no view was dropped and re-created: their SQL did not change (spark__create_view_as)
+    assert len(before_views) >= 20 and view_creation_times(built) == before_views
+
+
+def view_creation_times(lake) -> dict[str, str]:
+    """Each view of the lake's schema and the time the metastore says it was created."""
+    views = [row["viewName"] for row in lake.rows("show views in {schema}") if not row["isTemporary"]]
+    return {
+        view: next(
+            r["data_type"]
+            for r in lake.rows(f"describe table extended {{schema}}.{view}")
+            if r["col_name"] == "Created Time"
+        )
+        for view in views
+    }
 
 
 def test_delete_markers_kept_unless_retention_is_set(built):
