@@ -70,15 +70,11 @@ def test_reconciliation_accounts_for_every_raw_record(built):
     rec = rows[0]
     assert (rec["raw_records"], rec["first_offset"], rec["last_offset"]) == (11, 0, 10)
     assert (rec["dml_messages"], rec["ddl_messages"], rec["control_messages"], rec["rejected_messages"]) == (
-        10,
-        1,
-        0,
-        0,
+        10, 1, 0, 0,
     )
-    assert (
-        rec["raw_records"]
-        == rec["dml_messages"] + rec["ddl_messages"] + rec["control_messages"] + rec["rejected_messages"]
-    )
+    assert rec["raw_records"] == rec["dml_messages"] + rec["ddl_messages"] + rec["control_messages"] + rec[
+        "rejected_messages"
+    ]
     assert (rec["unaccounted_records"], rec["offset_gaps"]) == (0, 0)
     lag = built.rows("select table_name, changes from {schema}.cdc_lag")
     assert lag == [{"table_name": "products2", "changes": 20}]

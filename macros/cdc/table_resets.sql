@@ -36,8 +36,8 @@
     {%- endif -%}
     {%- set probe = run_query(
         'select 1 from ' ~ ref('cdc_changelog') ~ ' as changes'
-        ~ ' inner join (select source_system, database_name, table_name, max(change_order) as reset_order'
-        ~ ' from ' ~ ref('cdc_schema_changes') ~ ' where ' ~ is_table_reset()
+        ~ ' inner join (select source_system, database_name, table_name, max(reset_order) as reset_order'
+        ~ ' from (' ~ table_resets() ~ ') as resets'
         ~ ' group by source_system, database_name, table_name) as last_resets'
         ~ ' on ' ~ join_on_keys('changes', 'last_resets', cdc_row_key_columns()[:3])
         ~ ' where ' ~ landed_after(watermark, 'changes.landing_seq', 'changes.source_format')

@@ -9,7 +9,10 @@
           analysis of its query, for each of the project's ~20 views on every run. The view keeps
           the MD5 of its SQL as a table property (view_sql_hash), and dbt's relation cache already
           holds every relation's properties (dbt-spark describes each one when it fills the
-          cache), so the check costs no query. `--full-refresh` always re-creates. -#}
+          cache), so the check costs no query. `--full-refresh` always re-creates.
+        The DDL is written here rather than taken from dbt-spark (which has no place for the
+        property): it leaves out dbt-spark's column list for `persist_docs` columns and its
+        contract check, neither of which this project uses. -#}
     {%- set sql_hash = local_md5(sql) -%}
     {%- if execute and not should_full_refresh() and view_sql_hash(relation) == sql_hash -%}
         {{ return("select 'view " ~ relation ~ " unchanged' as skipped") }}
