@@ -1,12 +1,15 @@
 -- Every change carries the images its op implies: an insert or snapshot read has an after image
 -- and no before image, an update has both, a delete has a before image and no after image.
+-- A scheduled build checks the change log's last batch (`__cdc_batch__`, see tested_batch).
+
+{{ config(where='__cdc_batch__') }}
 
 select
     change_id,
     op,
     before is not null as has_before,
     after is not null as has_after
-from {{ ref('cdc_changelog') }}
+from {{ get_where_subquery(ref('cdc_changelog')) }} as changes
 where
     (op in ('c', 'r') and (before is not null or after is null))
     or (op = 'u' and (before is null or after is null))

@@ -1,7 +1,8 @@
 {% test current_matches_history(model, history, key_columns) %}
     {#- cdc_current must equal the last version of cdc_history: a live row has exactly the image
         and row_count of the key's current version; a deleted row has no current version; every current version
-        has a live row in current. -#}
+        has a live row in current. Under a `where` of the cdc placeholders (spark__get_where_subquery),
+        cdc_history is cut like the model: a scheduled build compares the keys its batch touched. -#}
     {%- set keys = key_columns | join(', ') -%}
     with live as (
         select {{ keys }}, row_count, to_json(array_sort(map_entries(image))) as image_text
@@ -11,7 +12,7 @@
 
     open_versions as (
         select {{ keys }}, row_count, to_json(array_sort(map_entries(image))) as image_text
-        from {{ history }}
+        from {{ get_where_subquery(history) }} as versions
         where is_current
     ),
 

@@ -4,7 +4,9 @@
         unless a later TRUNCATE / DROP TABLE of its table (schema_changes, is_table_reset) deleted
         it (the first one after that change); a keyless row's row_count is the number of its inserts less its deletes since the
         table's last reset.
-        Delete markers past `cdc_delete_retention_days` (if set) are left out on both sides. -#}
+        Delete markers past `cdc_delete_retention_days` (if set) are left out on both sides.
+        Under a `where` of the cdc placeholders (spark__get_where_subquery), the change log is cut
+        like the model: a scheduled build replays the keys its batch touched. -#}
     {%- set keys = key_columns | join(', ') -%}
     {%- set retention_days = var('cdc_delete_retention_days', none) -%}
     {%- set kept = "true" if retention_days is none
@@ -31,7 +33,7 @@
             ) as recency,
             sum(if(changes.change_order < last_resets.reset_order, 0, {{ keyless_row_delta('changes') }}))
                 over (partition by {{ qualified_columns('changes', key_columns) }}) as net_row_count
-        from {{ changelog }} as changes
+        from {{ get_where_subquery(changelog) }} as changes
         left join last_resets
             on {{ join_on_keys('changes', 'last_resets', ['source_system', 'database_name', 'table_name']) }}
     ),

@@ -17,11 +17,15 @@
 -- landing_seq bounds only when the file holds one format. Unpartitioned, a full build's files mix
 -- the formats, and every incremental run read the whole change log to find its batch.
 
+{%- set watermark = landing_watermarks() %}
+{#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
+{%- do record_tested_batch(watermark) %}
+
 with new_changes as (
 
     select *
     from {{ ref('int_changes_unioned') }}
-    where {{ landed_since_last_build(ref('int_changes_unioned'), landing_watermarks()) }}
+    where {{ landed_since_last_build(ref('int_changes_unioned'), watermark) }}
 
 ),
 

@@ -28,6 +28,8 @@
 {%- set resets_landed = table_resets_landed(watermark) %}
 {#- keys the batch alone cannot bring forward (see recomputed_keys); rare, so found by a probe first -#}
 {%- set recompute = resets_landed or changes_before_last_reset_landed(watermark) %}
+{#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
+{%- do record_tested_batch(watermark, 'last_landing_seq') %}
 {#- a delete marker older than the retention period (never, without one) -#}
 {%- set expired = 'false' if retention_days is none
     else 'is_deleted and ' ~ delete_marker_expired('commit_ts', retention_days) %}

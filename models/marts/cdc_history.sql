@@ -30,6 +30,8 @@
 {%- set key_columns = keys | join(', ') %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
+{#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
+{%- do record_tested_batch(watermark, 'last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.landing import LandingReport, land
 
@@ -47,6 +49,24 @@ def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = Tr
         ]
         raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
     return result
+
+
+# dbt commands that take `--vars`.
+VARS_COMMANDS = {"build", "compile", "docs", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test"}
+
+
+def with_var(args: Sequence[str], name: str, value: Any) -> list[str]:
+    """`args` of a dbt command with one more var, merged into the `--vars` they give (YAML or JSON);
+    a value the args set themselves wins."""
+    args = list(args)
+    if not args or args[0] not in VARS_COMMANDS:
+        return args
+    if "--vars" not in args:
+        return [*args, "--vars", json.dumps({name: value})]
+    at = args.index("--vars") + 1
+    given = yaml.safe_load(args[at]) or {}
+    args[at] = json.dumps({name: value, **given})
+    return args
 
 
 def copy_project(target: Path) -> Path:
@@ -137,6 +157,10 @@ class Lake:
         # the Kafka topics landed through `land`, when asked for (SharedLake keeps test modules
         # apart by them; reading them costs a pass over the landed file)
         self.landed_topics: set[str] | None = None
+        # data tests read whole tables (var cdc_check_all), not the last batch a scheduled build
+        # checks: a test that builds in steps then asserts on `dbt test` means every row; a test of
+        # the batch scope itself sets this to False
+        self.check_all = True
 
     def _activate(self) -> None:
         os.environ["CDC_LAKE_SCHEMA"] = self.schema
@@ -167,6 +191,7 @@ class Lake:
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
         """Run a dbt command in-process against this lake's schemas; returns dbt's result."""
         self._activate()
+        args = with_var(args, "cdc_check_all", self.check_all)
         return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
     def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True) -> Any:
