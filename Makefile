@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka test test-slow test-tools test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-slow test-tools test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -113,6 +113,11 @@ lint: $(STAMP)
 
 build: $(STAMP)
 	$(BIN)/dbt build
+
+# Every data test over every row (a scheduled `dbt build` tests the last batch of the large
+# incremental models: README "Data tests: the batch, or everything").
+check-all: $(STAMP)
+	$(BIN)/dbt test --vars '{cdc_check_all: true}'
 
 docs: $(STAMP)
 	$(BIN)/dbt docs generate

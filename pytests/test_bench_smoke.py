@@ -30,8 +30,13 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
     assert [p.name for p in written] == ["600.json"]
     result = json.loads(written[0].read_text())
     steps = ("limit", "staging_full", "changelog_only_full", "current_history_full", "incremental_run")
-    for step in (*steps, "peer_snapshot_incremental", "merge_1pct_cow", "merge_1pct_mor"):
+    for step in (*steps, "peer_snapshot_incremental", "merge_1pct_cow", "merge_1pct_mor", "read_history_files"):
         assert result["steps"][step], step
+    # Spark's work per model, from the job groups of the queries each node sent, and the files each
+    # model's table committed
+    full, incremental = result["profile"]["changelog_only_full"], result["profile"]["incremental_run"]
+    assert full["cdc_changelog"]["jobs"] > 0 and full["cdc_changelog"]["data_files"] > 0
+    assert incremental["cdc_history"]["stages"] > 0 and incremental["cdc_history"]["tasks"] > 0
     assert result["counts"]["raw_history"] > 0
     # the increment is landed and built: every version the simulator produced is in cdc_history
     assert result["counts"]["history_after_increment"] == result["counts"]["truth_versions"]
@@ -40,6 +45,7 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
 
     report = (tmp_path / "benchmarks.md").read_text()
     assert "### Targets" in report and "(a) limit" in report and "600 changes" in report
+    assert "| cdc_history |" in report  # the table of Spark work per model
     assert not (tmp_path / "work" / "workload_600").exists() or not list(
         (tmp_path / "work" / "workload_600").glob("*.jsonl")
     )

@@ -52,7 +52,9 @@ def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = Tr
 
 
 # dbt commands that take `--vars`.
-VARS_COMMANDS = {"build", "compile", "docs", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test"}
+VARS_COMMANDS = {
+    "build", "compile", "docs", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test",
+}  # fmt: skip
 
 
 def with_var(args: Sequence[str], name: str, value: Any) -> list[str]:

@@ -79,9 +79,10 @@ def run(args: argparse.Namespace, spark: SparkSession | None = None) -> list[Pat
         startup_runs = startup.measure(args.startup_runs)
         if spark is None:
             os.environ["CDC_LAKE_DIR"] = str((work / "lake").resolve())
+            from cdc_lake.bench.jobs import RETAINED
             from cdc_lake.spark import get_spark
 
-            spark = get_spark("cdc_lake bench", extra={"spark.ui.showConsoleProgress": "false"})
+            spark = get_spark("cdc_lake bench", extra={"spark.ui.showConsoleProgress": "false", **RETAINED})
         results_dir.mkdir(parents=True, exist_ok=True)
         for changes in sizes:
             folder = work / f"workload_{workload.size_label(changes)}"

@@ -1,4 +1,5 @@
-"""The limit: a bare `from_json` of the landed raw values, written to Spark's `noop` sink.
+"""The limits: a bare `from_json` of the landed raw values, and a bare read of the kcat files the
+landing reads, each written to Spark's `noop` sink.
 
 The schema is not retyped here: `dbt compile --inline` renders the macro each format's base model
 (`base_<format>__messages`) parses its messages with, so the limit parses exactly what the model
@@ -43,3 +44,15 @@ def run_limit(spark: SparkSession, raw_tables: dict[str, str], expressions: dict
     for fmt, table in raw_tables.items():
         frame = spark.sql(f"select {expressions[fmt]} as parsed from {table}")
         frame.write.format("noop").mode("overwrite").save()
+
+
+# the JSON object `kcat -C -J` prints per record (what `cdc-lake land` reads from a file)
+KCAT_RECORD = (
+    "topic string, partition int, offset bigint, tstype string, ts bigint, broker int, key string, payload string"
+)
+
+
+def read_files(spark: SparkSession, paths: list[str]) -> None:
+    """Read kcat files into their records (Spark's JSON reader, the record's schema given) and
+    into the noop sink: what landing a file costs at least, before it checks or writes a record."""
+    spark.read.schema(KCAT_RECORD).json(paths).write.format("noop").mode("overwrite").save()

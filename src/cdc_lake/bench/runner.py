@@ -2,7 +2,7 @@
 
 Order of work (every timed step is repeated `runs` times; the report takes medians):
 
-1. land the history (timed once);
+1. land the history (timed once), and read its kcat files bare (the landing's floor);
 2. (a) the limit: bare `from_json` of the raw values into the noop sink;
 3. full builds: (b) `dbt run -s +cdc_changelog --full-refresh` as two commands, staging
    (`-s +int_changes_unioned`) then `-s cdc_changelog`; (c) `dbt run -s cdc_current cdc_history
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdc_lake.bench import limit, workload, write_modes
+from cdc_lake.bench import jobs, limit, workload, write_modes
 from cdc_lake.bench.dbt import PEER_PROJECT_DIR, DbtProject, compiled_code, node_seconds
 from cdc_lake.bench.probes import DriverProbe, Measurement
 from cdc_lake.env import PROJECT_DIR
@@ -60,6 +60,8 @@ class SizeResult:
     workload: dict = field(default_factory=dict)
     steps: dict[str, list[dict]] = field(default_factory=dict)
     nodes: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    # Spark jobs, stages, tasks and Iceberg files per dbt node, of each step's first repetition
+    profile: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     peer: dict[str, int] = field(default_factory=dict)
     limit_expressions: dict[str, str] = field(default_factory=dict)
@@ -96,11 +98,13 @@ class SizeBench:
     # -- helpers -----------------------------------------------------------------------------
 
     def _timed(self, result: SizeResult, label: str, action: Callable[[], Any], rows: int | None = None) -> Any:
-        with self.probe.measure(label) as m:
+        with self.probe.measure(label) as m, jobs.tagged(self.spark) as counts:
             outcome = action()
         m.rows = rows
         nodes = node_seconds(outcome) if outcome is not None and hasattr(outcome, "result") else None
         result.add(m, nodes)
+        if nodes and label not in result.profile:
+            result.profile[label] = counts.per_node(self.schema)
         _log(f"{label}: {m.seconds:.1f}s (heap peak {m.heap_peak_mb:.0f} MB, rss {m.rss_peak_mb:.0f} MB)")
         return outcome
 
@@ -157,6 +161,12 @@ class SizeBench:
                 land(self.spark, f.fmt, [path])
 
         self._timed(result, f"land_{part}", action, rows=records)
+
+    def _file_read(self, result: SizeResult, wl: workload.Workload) -> None:
+        """The landing's floor: a bare Spark read of the history's kcat files (limit.read_files)."""
+        paths = [str(f.history_file) for f in wl.formats]
+        for _ in range(self.runs):
+            self._timed(result, "read_history_files", lambda: limit.read_files(self.spark, paths), wl.history_records)
 
     def _limit(self, result: SizeResult, wl: workload.Workload) -> None:
         inline = limit.schemas_inline_sql([f.fmt for f in wl.formats])
@@ -275,6 +285,7 @@ class SizeBench:
         self._drop_schemas()
         _log(f"{result.label}: landing {wl.history_records:,} history records")
         self._land(result, wl, "history")
+        self._file_read(result, wl)
         self._limit(result, wl)  # its `dbt compile` also warms dbt up (full parse into the bench's target)
         self.project.invoke("seed")  # the typed per-table views read the seeds; not timed
         self._dbt_noop(result)
