@@ -9,7 +9,7 @@ select
     op,
     before is not null as has_before,
     after is not null as has_after
-from {{ get_where_subquery(ref('cdc_changelog')) }} as changes
+from {{ get_where_subquery(ref('cdc_changelog')) }}
 where
     (op in ('c', 'r') and (before is not null or after is null))
     or (op = 'u' and (before is null or after is null))

@@ -31,7 +31,8 @@
     {#- The SQL condition that keeps the rows `relation`'s last incremental build wrote (from the
         record of record_tested_batch), or none when a test must read the whole table: var
         `cdc_check_all` is true, the relation is not an incremental model, or its last build was a
-        first or full-refresh build. One `show tblproperties` query, for incremental models only. -#}
+        first or full-refresh build, or when the table does not exist yet. One `show tblproperties`
+        query, for built incremental models only. -#}
     {%- if not execute or var('cdc_check_all') | string | lower == 'true' -%}
         {{ return(none) }}
     {%- endif -%}
@@ -41,7 +42,8 @@
         | selectattr('alias', 'equalto', relation.identifier)
         | selectattr('config.materialized', 'equalto', 'incremental')
         | list -%}
-    {%- if not incremental -%}
+    {#- not built yet (e.g. `dbt compile` or sqlfluff on a fresh lake): nothing to read either way -#}
+    {%- if not incremental or load_relation(relation) is none -%}
         {{ return(none) }}
     {%- endif -%}
     {%- for key, value in run_query('show tblproperties ' ~ relation) if key == tested_batch_property() -%}
