@@ -58,7 +58,8 @@ def scheduled(lake):
     reopen_first_version(lake, 1)
     lake.land("canal_flat", kcat_lines(SECOND, topic=TOPIC, start_offset=len(FIRST)))
     lake.check_all = False
-    return lake, lake.dbt("build", "--exclude", "test_type:unit", expect_success=False)
+    # the plain command a schedule runs: unit tests included (they render the models too)
+    return lake, lake.dbt("build", expect_success=False)
 
 
 def test_a_scheduled_build_tests_the_batch_and_leaves_untouched_keys_to_the_full_check(scheduled):

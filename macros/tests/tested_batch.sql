@@ -12,7 +12,8 @@
         and `dbt build` record anything; `dbt compile` or `dbt docs generate` renders the model
         without writing it. Recorded before the write: until the write commits, no row lies beyond
         the cursor, so a failed write leaves a record that still names the rows a build wrote. -#}
-    {%- if not execute or flags.WHICH not in ('run', 'build') -%}
+    {#- a unit test renders the model too (`dbt build` runs them): it writes nothing, so no record -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build') or model.resource_type != 'model' or this is none -%}
         {{ return('') }}
     {%- endif -%}
     {%- if is_incremental() and not is_first_build(watermark) -%}
