@@ -10,10 +10,10 @@ not rewrite that version.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from test_mistakes import canal
 
 from cdc_lake.harness import kcat_lines
 
@@ -21,22 +21,17 @@ TOPIC = "scheduled.shop.items"
 ES = 1_700_000_000_000
 
 
-def canal(type_: str, row_id: int, name: str, msg_id: int, old: dict | None = None) -> str:
-    """A Canal FlatMessage of one row of shop.items."""
-    return json.dumps({
-        "data": [{"id": str(row_id), "name": name}], "database": "shop", "es": ES + msg_id * 1000,
-        "id": msg_id, "isDdl": False, "mysqlType": {"id": "int(11)", "name": "varchar(20)"},
-        "old": [old] if old else None, "pkNames": ["id"], "sql": "", "table": "items",
-        "ts": ES + msg_id * 1000 + 5, "type": type_,
-    })
+def change(op: str, row_id: int, name: str, msg_id: int, old: dict | None = None) -> str:
+    """A Canal FlatMessage of one row of shop.items, committed msg_id seconds after ES."""
+    return canal(op, row_id, name, ES + msg_id * 1000, msg_id, old)
 
 
 FIRST = [
-    canal("INSERT", 1, "a", 1), canal("INSERT", 2, "a", 2),
-    canal("UPDATE", 1, "b", 3, {"name": "a"}), canal("UPDATE", 2, "b", 4, {"name": "a"}),
+    change("INSERT", 1, "a", 1), change("INSERT", 2, "a", 2),
+    change("UPDATE", 1, "b", 3, {"name": "a"}), change("UPDATE", 2, "b", 4, {"name": "a"}),
 ]
 # touches key 2 only
-SECOND = [canal("UPDATE", 2, "c", 5, {"name": "b"})]
+SECOND = [change("UPDATE", 2, "c", 5, {"name": "b"})]
 
 
 def failed_tests(result: Any) -> set[str]:
