@@ -23,6 +23,8 @@ from cdc_lake.env import PROJECT_DIR
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from cdc_lake.bench import runner
+
 DEFAULT_RESULTS = PROJECT_DIR / "bench" / "results"
 DEFAULT_REPORT = PROJECT_DIR / "docs" / "benchmarks.md"
 DEFAULT_PLOT = PROJECT_DIR / "docs" / "benchmarks.png"
@@ -89,21 +91,33 @@ def run(args: argparse.Namespace, spark: SparkSession | None = None) -> list[Pat
             wl = workload.prepare(changes, folder, formats, seed=args.seed)
             try:
                 result = runner.run_size(spark, wl, work, args.runs, peer=not args.no_peer, tests=not args.no_tests)
+            except runner.SizeFailed as failed:
+                # keep what was measured (not rendered: the report shows whole results only)
+                _write(results_dir / "failed", failed.partial, command, startup_runs, spark)
+                raise
             finally:
                 if not args.keep_workload:
                     workload.remove(folder)
-            payload = {
-                **result.__dict__,
-                "command": command,
-                "startup": startup_runs,
-                "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                "machine": report.machine(spark),
-            }
-            path = results_dir / f"{result.label}.json"
-            path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
-            written.append(path)
+            written.append(_write(results_dir, result, command, startup_runs, spark))
     report.render(results_dir, Path(args.report), Path(args.plot))
     return written
+
+
+def _write(folder: Path, result: runner.SizeResult, command: str, startup_runs: object, spark: SparkSession) -> Path:
+    from cdc_lake.bench import report
+
+    payload = {
+        **result.__dict__,
+        "command": command,
+        "startup": startup_runs,
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": report.machine(spark),
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{result.label}.json"
+    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    print(f"bench: wrote {path}", file=sys.stderr)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:

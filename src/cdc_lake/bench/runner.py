@@ -93,6 +93,7 @@ class SizeBench:
         self.modes_schema = f"{schema}_write_modes"
         self.probe = DriverProbe(spark)
         self.project = DbtProject(PROJECT_DIR, work_dir / "target", schema, self.raw_schema)
+        self.result: SizeResult | None = None  # what was measured so far, kept when a step fails
         self.peer_project = DbtProject(PEER_PROJECT_DIR, work_dir / "target_peer", schema, self.raw_schema)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -275,7 +276,7 @@ class SizeBench:
     # -- all of it -----------------------------------------------------------------------------
 
     def run(self, wl: workload.Workload) -> SizeResult:
-        result = SizeResult(
+        result = self.result = SizeResult(
             changes=wl.changes,
             label=workload.size_label(wl.changes),
             runs=self.runs,
@@ -304,12 +305,25 @@ class SizeBench:
         return result
 
 
+class SizeFailed(Exception):
+    """A step failed; `partial` holds every measurement taken before it."""
+
+    def __init__(self, partial: SizeResult, cause: BaseException) -> None:
+        super().__init__(f"{partial.label}: {cause!r}")
+        self.partial = partial
+
+
 def run_size(spark: SparkSession, wl: workload.Workload, work_dir: Path, runs: int, peer: bool = True,
              tests: bool = True, schema: str = "bench", keep_tables: bool = False) -> SizeResult:  # fmt: skip
     bench = SizeBench(spark, work_dir, schema, runs, peer, tests)
     started = time.monotonic()
     try:
         result = bench.run(wl)
+    except Exception as exc:
+        if bench.result is None:
+            raise
+        bench.result.notes.append(f"failed: {exc!r}")
+        raise SizeFailed(bench.result, exc) from exc
     finally:
         if not keep_tables:
             bench._drop_schemas()
