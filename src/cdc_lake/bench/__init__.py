@@ -103,7 +103,14 @@ def run(args: argparse.Namespace, spark: SparkSession | None = None) -> list[Pat
     return written
 
 
-def _write(folder: Path, result: runner.SizeResult, command: str, startup_runs: object, spark: SparkSession) -> Path:
+def _write(
+    folder: Path,
+    result: runner.SizeResult,
+    command: str,
+    startup_runs: dict[str, list[dict[str, float]]],
+    spark: SparkSession,
+) -> Path:
+    """Write one size's result (with the run's command, start-up figures and machine) as JSON."""
     from cdc_lake.bench import report
 
     payload = {
