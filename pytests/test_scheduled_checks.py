@@ -53,8 +53,10 @@ def scheduled(lake):
     reopen_first_version(lake, 1)
     lake.land("canal_flat", kcat_lines(SECOND, topic=TOPIC, start_offset=len(FIRST)))
     lake.check_all = False
-    # the plain command a schedule runs: unit tests included (they render the models too)
-    return lake, lake.dbt("build", expect_success=False)
+    # the plain command a schedule runs (the default selector: no unit tests)
+    build = lake.dbt("build", expect_success=False)
+    assert not [r for r in build.result.results if str(r.node.resource_type) == "unit_test"]
+    return lake, build
 
 
 def test_a_scheduled_build_tests_the_batch_and_leaves_untouched_keys_to_the_full_check(scheduled):
@@ -63,7 +65,7 @@ def test_a_scheduled_build_tests_the_batch_and_leaves_untouched_keys_to_the_full
     # the batch's rows were tested (key 2's new version is there), and the damage is still there
     assert lake.count("cdc_history") == 5
     lake.check_all = True
-    full = lake.dbt("test", expect_success=False)
+    full = lake.dbt("test", "--select", "test_type:data", expect_success=False)
     assert {"one_open_version_per_key_cdc_history_source_system__database_name__table_name__row_key",
             "contiguous_versions_cdc_history_source_system__database_name__table_name__row_key"} \
         <= failed_tests(full)
@@ -74,5 +76,5 @@ def test_the_scheduled_check_reads_every_version_of_a_touched_key(scheduled):
     # key 2's first version was written by the first build, not by the batch
     reopen_first_version(lake, 2)
     lake.check_all = False
-    found = failed_tests(lake.dbt("test", "--select", "cdc_history", expect_success=False))
+    found = failed_tests(lake.dbt("test", "--select", "cdc_history,test_type:data", expect_success=False))
     assert "one_open_version_per_key_cdc_history_source_system__database_name__table_name__row_key" in found

@@ -1,4 +1,4 @@
-{% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true) %}
+{% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true, other_rows_landed=false) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
         after `watermark` (landing_watermark, or landing_watermarks for an input that mixes
         formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
@@ -8,10 +8,16 @@
         - none: the filter is `false`, so Spark's optimizer empties the whole batch at no cost, and
           the write is skipped (no new Iceberg snapshot).
         A full or first build reads everything and carries no marker. `mark_batch=false` leaves the
-        marker out (and skips the query) for a model whose batch has rows from another input too. -#}
+        marker out (and skips the query) for a model whose batch may have rows from another input
+        that nothing has checked (source_is_empty then probes the whole batch). `other_rows_landed`
+        says the model's other input has rows in this batch (a table reset landed): the batch is
+        marked as having rows without a query, since probing the whole batch would compute it twice. -#}
     {%- set condition = landed_after(watermark, column) -%}
     {%- if not mark_batch or not execute or not is_incremental() or is_first_build(watermark) -%}
         {{ return(condition) }}
+    {%- endif -%}
+    {%- if other_rows_landed -%}
+        {{ return(condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
     {%- endif -%}
     {%- set probe = run_query('select 1 from ' ~ relation ~ ' where ' ~ condition ~ ' limit 1') -%}
     {%- if probe | length == 0 -%}

@@ -60,8 +60,8 @@ batch_changes as (
     select *
     from {{ ref('cdc_changelog') }}
     -- with a retention period, expiring delete markers make a batch without new changes
-    where {{ landed_since_last_build(ref('cdc_changelog'), watermark,
-                                     mark_batch=retention_days is none and not resets_landed) }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), watermark, mark_batch=retention_days is none,
+                                     other_rows_landed=resets_landed) }}
 
 ),
 

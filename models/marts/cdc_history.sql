@@ -39,7 +39,7 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where {{ landed_since_last_build(ref('cdc_changelog'), watermark, mark_batch=not resets_landed) }}
+    where {{ landed_since_last_build(ref('cdc_changelog'), watermark, other_rows_landed=resets_landed) }}
 
 ),
 
@@ -193,6 +193,17 @@ touched_keys as (
         from new_changes
         inner join appended_keys
             on {{ join_on_keys('new_changes', 'appended_keys', keys) }}
+
+    ),
+
+    built_versions as (
+
+        -- the built versions of late keys, in ids and keys only (the images of the whole table
+        -- are not read): those the rebuild no longer produces are deleted at the end
+        select {{ qualified_columns('existing', ['version_id'] + keys) }}
+        from {{ this }} as existing
+        left semi join late_keys
+            on {{ join_on_keys('existing', 'late_keys', keys) }}
 
     ),
 
@@ -391,23 +402,20 @@ final as (
 
 {% if is_incremental() %}
 
+    -- every version of the batch, and a delete for each built version of a late key that the
+    -- rebuild no longer produces (the MERGE deletes it by version_id and reads nothing else of it).
+    -- One outer join rather than a union with an anti join: Spark inlines a CTE wherever it is
+    -- used, so a second reference to `final` would plan and compute the whole batch twice.
+    {%- set identity = {} %}
+    {%- for column in ['version_id'] + keys %}
+        {%- do identity.update({column: 'coalesce(final.' ~ column ~ ', built_versions.' ~ column ~ ')'}) %}
+    {%- endfor %}
     select
-        {{ canonical_columns('cdc_history', relation='final', merge_action="'upsert'") | indent(8) }}
+        {{ canonical_columns('cdc_history', relation='final', values=identity,
+                             merge_action="if(final.version_id is null, 'delete', 'upsert')") | indent(8) }}
     from final
-
-    union all
-
-    -- versions of late keys that the rebuild no longer produces. The MERGE deletes them by
-    -- version_id and reads nothing else of them, so only ids and keys are scanned: the images of
-    -- the whole table are not read.
-    select
-        {{ canonical_columns('cdc_history', relation='existing', only=['version_id'] + keys,
-                             merge_action="'delete'") | indent(8) }}
-    from {{ this }} as existing
-    left semi join late_keys
-        on {{ join_on_keys('existing', 'late_keys', keys) }}
-    left anti join final
-        on existing.version_id = final.version_id
+    full outer join built_versions
+        on final.version_id = built_versions.version_id
 
 {% else %}
 
