@@ -55,6 +55,9 @@ def sleeper() -> Iterator[subprocess.Popen]:
 
 def test_running_zombie_and_reaped(sleeper: subprocess.Popen) -> None:
     pid = sleeper.pid
+    # Popen returns once exec has begun (its error pipe closes on exec), a moment before the kernel
+    # has set the new program's arguments: until then /proc/<pid>/cmdline reads empty.
+    assert _until(lambda: cmdline(pid) != [])
     assert cmdline(pid) == ["sleep", "30"]
     assert is_alive(pid)
     assert group_alive(pid)
