@@ -1,19 +1,24 @@
 {% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true, other_rows_landed=false) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
         after `watermark` (landing_watermark, or landing_watermarks for an input that mixes
-        formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap query (`limit 1` on a pruned scan) asks whether there are any; the answer
-        is written into the model's SQL as a batch marker that source_is_empty reads:
+        formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap
+        query (`limit 1` on a pruned scan) asks whether there are any; the answer is written into
+        the model's SQL as a batch marker that source_is_empty reads:
         - rows landed: the write runs at once, without first computing the batch to see if it is
           empty (that probe would compute the whole batch a second time);
         - none: the filter is `false`, so Spark's optimizer empties the whole batch at no cost, and
           the write is skipped (no new Iceberg snapshot).
-        A full or first build reads everything and carries no marker. `mark_batch=false` leaves the
-        marker out (and skips the query) for a model whose batch may have rows from another input
-        that nothing has checked (source_is_empty then probes the whole batch). `other_rows_landed`
-        says the model's other input has rows in this batch (a table reset landed): the batch is
-        marked as having rows without a query, since probing the whole batch would compute it twice. -#}
+        A full build reads everything and carries no marker; so does a first one (the model's
+        table is still empty) whose input has rows. A first one whose input is empty as well (a
+        format nothing has landed yet) is marked empty: probing its whole batch instead, which
+        parses nothing but has Spark analyse the model, cost 1-3 s per such model and build.
+        `mark_batch=false` leaves the marker out (and skips the query) for a model whose batch may
+        have rows from another input that nothing has checked (source_is_empty then probes the
+        whole batch). `other_rows_landed` says the model's other input has rows in this batch (a
+        table reset landed): the batch is marked as having rows without a query, since probing
+        the whole batch would compute it twice. -#}
     {%- set condition = landed_after(watermark, column) -%}
-    {%- if not mark_batch or not execute or not is_incremental() or is_first_build(watermark) -%}
+    {%- if not mark_batch or not execute or not is_incremental() -%}
         {{ return(condition) }}
     {%- endif -%}
     {%- if other_rows_landed -%}
@@ -23,7 +28,7 @@
     {%- if probe | length == 0 -%}
         {{ return('false /* ' ~ batch_marker(false) ~ ' */') }}
     {%- endif -%}
-    {{ return(condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
+    {{ return(condition if is_first_build(watermark) else condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
 {% endmacro %}
 
 {% macro batch_marker(has_new_rows) %}
