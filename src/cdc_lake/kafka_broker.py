@@ -33,6 +33,19 @@ class BrokerError(Exception):
     """The broker could not be started or reached."""
 
 
+def new_cluster_id(random_bytes: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
+    """A KRaft cluster id: a random UUID in URL-safe base64 without padding, as Kafka writes them.
+
+    One in 64 of those starts with `-`, which Kafka's command-line tools read as an option
+    (`kafka-storage format -t -abc...` fails with "expected one argument"); Kafka's own
+    `Uuid.randomUuid` draws again in that case, and so does this.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(random_bytes()).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 class LocalKafka:
     """A KRaft broker whose state lives in `folder`."""
 
@@ -88,8 +101,7 @@ class LocalKafka:
         self.folder.mkdir(parents=True, exist_ok=True)
         state = self._state()
         if "broker_port" not in state:
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            self._save(broker_port=free_port(), controller_port=free_port(), cluster_id=cluster_id)
+            self._save(broker_port=free_port(), controller_port=free_port(), cluster_id=new_cluster_id())
             state = self._state()
         broker, controller = state["broker_port"], state["controller_port"]
         (self.folder / "server.properties").write_text(
@@ -135,7 +147,7 @@ class LocalKafka:
         )
         if not (self.folder / "data" / "meta.properties").exists():
             result = subprocess.run(
-                self._java("kafka.tools.StorageTool", "format", "-t", state["cluster_id"],
+                self._java("kafka.tools.StorageTool", "format", f"--cluster-id={state['cluster_id']}",
                            "-c", str(self.folder / "server.properties")),
                 capture_output=True, text=True, check=False,
             )
