@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka check-all test test-slow test-tools test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -69,6 +69,11 @@ cluster-status: $(STAMP)
 # `make bench`'s code end to end at 600 changes in one Spark session (speed not checked).
 test-tools: $(STAMP)
 	$(BIN)/python -m pytest -ra -m bench pytests/test_bench_smoke.py
+
+# The generated dbt docs site opened in headless Chromium (Debian's `chromium`): a model page and
+# the lineage graph. It builds test_analyst's lake first (its fixtures).
+test-docs-site: $(STAMP)
+	$(BIN)/python -m pytest -ra -m docs_site pytests/test_analyst.py
 
 # A real Kafka broker (KRaft) on free loopback ports in a temporary dir, stopped whatever happens.
 test-kafka: $(STAMP)

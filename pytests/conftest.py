@@ -87,6 +87,30 @@ def built(shared_lake, request) -> LakePart:  # noqa: F821
 
 
 @pytest.fixture(scope="session")
+def batched_lake(spark, request) -> Iterator[BatchedLake]:  # noqa: F821
+    """One lake for the scenarios that land in batches and check every incremental build
+    (history, table resets): their batches land side by side, one `dbt build` after each, so
+    they pay for the longest scenario's builds, not for the sum. A module joins by defining
+    `BATCHES`, `land_batch(lake, batch)` and `observe(part)` and using `batches` below."""
+    from cdc_lake.harness import BatchedLake
+
+    modules = {item.module.__name__: item.module for item in request.session.items
+               if "batched_lake" in item.fixturenames}
+    batched = BatchedLake(spark, "t_batched_lake")
+    batched.lake.drop()
+    batched.run(modules)
+    yield batched
+    batched.lake.drop()
+
+
+@pytest.fixture(scope="module")
+def batches(batched_lake, request) -> tuple[LakePart, list[Any]]:  # noqa: F821
+    """This module's rows of the batched lake, and what it observed after each build."""
+    name = request.module.__name__
+    return batched_lake.part(name), batched_lake.observed[name]
+
+
+@pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory) -> Iterator[Any]:
     """A KRaft broker on free loopback ports in a temporary folder, stopped whatever happens."""
     from cdc_lake.kafka_broker import LocalKafka

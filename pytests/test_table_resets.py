@@ -15,18 +15,18 @@ import datetime as dt
 import json
 from collections import defaultdict
 
-import pytest
-from test_history_scenario import every_column, land_messages
-
-from cdc_lake.harness import Lake
+from cdc_lake.harness import Lake, kcat_lines
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
+# a database and topic of its own: the scenario lands beside test_history_scenario's in the
+# batched lake (conftest `batched_lake`), one build after each batch
+DATABASE = TOPIC = "depot"
 TYPES = {"id": "int(11)", "v": "varchar(32)"}
 
 
 def dml(msg_id: int, es_s: float, table: str, op: str, rows: list[dict], old: list[dict] | None = None) -> dict:
     return {
-        "data": rows, "database": "shop", "es": T0 + int(es_s * 1000), "id": msg_id, "isDdl": False,
+        "data": rows, "database": DATABASE, "es": T0 + int(es_s * 1000), "id": msg_id, "isDdl": False,
         "mysqlType": TYPES, "old": old, "pkNames": ["id"] if table == "items" else None, "sql": "",
         "sqlType": {"id": 4, "v": 12}, "table": table, "ts": T0 + int(es_s * 1000) + 5, "type": op,
     }
@@ -34,7 +34,7 @@ def dml(msg_id: int, es_s: float, table: str, op: str, rows: list[dict], old: li
 
 def ddl(msg_id: int, es_s: float, table: str, kind: str, sql: str) -> dict:
     return {
-        "data": None, "database": "shop", "es": T0 + int(es_s * 1000), "id": msg_id, "isDdl": True,
+        "data": None, "database": DATABASE, "es": T0 + int(es_s * 1000), "id": msg_id, "isDdl": True,
         "mysqlType": None, "old": None, "pkNames": None, "sql": sql, "sqlType": None, "table": table,
         "ts": T0 + int(es_s * 1000) + 5, "type": kind,
     }
@@ -136,29 +136,34 @@ def actual(lake: Lake) -> tuple[dict, list[tuple]]:
     return current, history
 
 
-@pytest.fixture(scope="module")
-def incremental_runs(lake):
-    """Land batch by batch, build after each; keep what was delivered and what each build produced."""
-    offset, delivered, results = 0, [], []
-    for batch in (1, 2, 3, 4, 5):
-        messages = [msg for msg, b in SCENARIO if b == batch]
-        offset = land_messages(lake, messages, offset)
-        delivered += messages
-        # dbt's data tests on the last batch's build (the replay checks every batch)
-        lake.build(data_tests=batch == 5)
-        results.append((list(delivered), actual(lake)))
-    return lake, results
+BATCHES = 5
 
 
-def test_every_batch_equals_the_replay(incremental_runs):
-    _, results = incremental_runs
-    for number, (delivered, found) in enumerate(results, start=1):
-        assert found == oracle(delivered), f"after batch {number}"
+def batch_messages(batch: int) -> list[dict]:
+    return [msg for msg, b in SCENARIO if b == batch]
 
 
-def test_truncated_rows_are_deleted_by_the_statement(incremental_runs):
-    lake, _ = incremental_runs
-    rows = lake.rows(
+def land_batch(lake: Lake, batch: int) -> None:
+    offset = sum(len(batch_messages(b)) for b in range(1, batch))
+    lake.land("canal_flat", kcat_lines([json.dumps(m) for m in batch_messages(batch)], topic=TOPIC,
+                                       start_offset=offset))
+
+
+def observe(part: Lake) -> tuple[dict, list[tuple]]:
+    return actual(part)
+
+
+def test_every_batch_equals_the_replay(batches):
+    _, observed = batches
+    assert len(observed) == BATCHES
+    for batch, found in enumerate(observed, start=1):
+        delivered = [msg for b in range(1, batch + 1) for msg in batch_messages(b)]
+        assert found == oracle(delivered), f"after batch {batch}"
+
+
+def test_truncated_rows_are_deleted_by_the_statement(batches):
+    part, _ = batches
+    rows = part.rows(
         "select c.row_key, c.op, c.is_deleted, s.ddl_statement from {schema}.cdc_current as c "
         "left join {schema}.cdc_schema_changes as s on c.change_id = s.schema_change_id "
         "where c.table_name = 'items' order by c.row_key"
@@ -169,7 +174,7 @@ def test_truncated_rows_are_deleted_by_the_statement(incremental_runs):
         {"row_key": "3", "op": "t", "is_deleted": True, "ddl_statement": "TRUNCATE TABLE `items`"},
         {"row_key": "4", "op": "c", "is_deleted": False, "ddl_statement": None},
     ]
-    closing = lake.rows(
+    closing = part.rows(
         "select h.row_key, h.valid_to, s.ddl_type from {schema}.cdc_history as h "
         "join {schema}.cdc_schema_changes as s on h.closing_change_id = s.schema_change_id "
         "where h.table_name = 'log'"
@@ -180,10 +185,8 @@ def test_truncated_rows_are_deleted_by_the_statement(incremental_runs):
     assert dict(by_kind) == {"TRUNCATE": 1, "ERASE": 1}
 
 
-def test_full_refresh_gives_the_same_tables(incremental_runs):
-    lake, results = incremental_runs
-    incremental = {table: every_column(lake, table) for table in ("cdc_current", "cdc_history")}
-    lake.build("--full-refresh", data_tests=False)  # compared below with the tested incremental tables
-    assert actual(lake) == results[-1][1]
-    for table, rows in incremental.items():
-        assert every_column(lake, table) == rows, table
+def test_full_refresh_gives_the_same_tables(batches, batched_lake):
+    part, observed = batches
+    incremental, refreshed = batched_lake.full_refresh(__name__)
+    assert refreshed == incremental
+    assert actual(part) == observed[-1]
