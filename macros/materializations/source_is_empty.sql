@@ -7,12 +7,21 @@
         text because it is known only while the model's SQL is compiled (the probe runs then),
         and the compiled SQL is all dbt hands from there to the materialization: at run time
         `config.set` does nothing and vars cannot be set. -#}
-    {%- set code = model.get('compiled_code') or '' -%}
+    {%- set marked = batch_marked_empty(model.get('compiled_code') or '') -%}
+    {%- if marked is not none -%}
+        {{ return(marked) }}
+    {%- endif -%}
+    {%- set result = run_query("select 1 from " ~ source ~ " limit 1") -%}
+    {{ return(result | length == 0) }}
+{% endmacro %}
+
+{% macro batch_marked_empty(code) %}
+    {#- What the batch markers in a model's compiled SQL say: false when any input has new rows,
+        true when the inputs are marked empty only, none when the SQL carries no marker. -#}
     {%- if batch_marker(true) in code -%}
         {{ return(false) }}
     {%- elif batch_marker(false) in code -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- set result = run_query("select 1 from " ~ source ~ " limit 1") -%}
-    {{ return(result | length == 0) }}
+    {{ return(none) }}
 {% endmacro %}

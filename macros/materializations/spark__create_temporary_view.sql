@@ -1,0 +1,15 @@
+{% macro spark__create_temporary_view(relation, compiled_code) -%}
+    {#- The temporary view dbt-spark's incremental materialization makes of a model's batch before
+        it merges or appends it, skipped when the batch is marked empty (landed_since_last_build):
+        the write that would read it is skipped too (source_is_empty), and creating the view has
+        Spark analyse the whole model, 1-3 s per model and build even when no row is read. A model
+        that appends new columns (`on_schema_change` other than `ignore`) keeps its view, since
+        dbt compares its columns with the table's before the write. -#}
+    {%- set on_schema_change = config.get('on_schema_change') or 'ignore' -%}
+    {%- if on_schema_change == 'ignore' and batch_marked_empty(compiled_code) -%}
+        select 'batch is empty: no temporary view {{ relation }}' as skipped
+    {%- else -%}
+        create or replace temporary view {{ relation }} as
+        {{ compiled_code }}
+    {%- endif -%}
+{%- endmacro %}
