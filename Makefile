@@ -110,11 +110,12 @@ bench-kafka: $(BENCH_STAMP)
 # sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
 # on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for
 # or leaves anything in the developer's lake.
+# sqlfluff on every core (--processes 0): 66 s against 125 s in one process on this machine.
 lint: $(STAMP)
 	$(BIN)/ruff check src pytests
 	export CDC_LAKE_DIR=$$(mktemp -d -t cdc_lake_lint.XXXXXX); \
 	trap '$(BIN)/cdc-lake metastore stop >/dev/null; rm -rf "$$CDC_LAKE_DIR"' EXIT; \
-	$(BIN)/sqlfluff lint $(wildcard models macros tests)
+	$(BIN)/sqlfluff lint --processes 0 $(wildcard models macros tests)
 
 build: $(STAMP)
 	$(BIN)/dbt build
