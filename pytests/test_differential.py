@@ -9,7 +9,9 @@ records, landed in three batches with a build after each.
 
 from __future__ import annotations
 
+import functools
 import json
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -220,26 +222,36 @@ def test_canonical_images_agree_across_formats(clean_run):
     assert compared > 100
 
 
-def test_faults_duplicates_out_of_order_and_malformed(spark, tmp_path_factory):
-    out = generate(
-        tmp_path_factory.mktemp("faulty"), "--duplicates", "0.05", "--out-of-order", "--malformed", "0.03",
-        "--batches", "3",
+# The faulty scenario lands in the batched lake (conftest `batched_lake`): its three batches beside
+# the history and table-reset scenarios', with one build after each (dbt's data tests on the last).
+BATCHES = 3
+_workloads = tempfile.TemporaryDirectory(prefix="cdc_lake_faulty_")
+
+
+@functools.cache
+def faulty_workload() -> Path:
+    return generate(
+        Path(_workloads.name), "--duplicates", "0.05", "--out-of-order", "--malformed", "0.03", "--batches", "3",
     )
-    truth = Truth(out)
+
+
+def land_batch(lake: Lake, batch: int) -> None:
+    land_all(lake, faulty_workload(), batch)
+
+
+def observe(part: Lake) -> None:
+    """Checked once, after the last build (below)."""
+
+
+def test_faults_duplicates_out_of_order_and_malformed(batches):
+    part, _ = batches
+    truth = Truth(faulty_workload())
     assert truth.malformed, "the workload should contain malformed records"
-    lake = Lake(spark, "t_differential_faults")
-    lake.drop()
-    try:
-        for batch in (1, 2, 3):
-            land_all(lake, out, batch)
-            lake.build(data_tests=batch == 3)
-        check_against_truth(lake, truth)
-        rejected = {
-            (r["source_format"], r["kafka_topic"], r["kafka_partition"], r["kafka_offset"])
-            for r in lake.rows("select * from {schema}.cdc_rejected_messages")
-        }
-        expected = {(m["format"], m["topic"], m["partition"], m["offset"]) for m in truth.malformed}
-        assert rejected == expected
-        assert lake.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0") == []
-    finally:
-        lake.drop()
+    check_against_truth(part, truth)
+    rejected = {
+        (r["source_format"], r["kafka_topic"], r["kafka_partition"], r["kafka_offset"])
+        for r in part.rows("select * from {schema}.cdc_rejected_messages")
+    }
+    expected = {(m["format"], m["topic"], m["partition"], m["offset"]) for m in truth.malformed}
+    assert rejected == expected
+    assert part.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0") == []

@@ -113,8 +113,8 @@ def land_messages(lake: Lake, messages: list[dict], offset: int) -> int:
     return offset + len(lines)
 
 
-# The scenario in the batched lake (conftest `batched_lake`): its batches land beside
-# test_table_resets', with one build after each.
+# The scenario in the batched lake (conftest `batched_lake`): its batches land beside the other
+# batched scenarios' (test_table_resets, test_differential's faults), with one build after each.
 BATCHES = 4
 
 

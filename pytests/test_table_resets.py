@@ -18,8 +18,8 @@ from collections import defaultdict
 from cdc_lake.harness import Lake, kcat_lines
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
-# a database and topic of its own: the scenario lands beside test_history_scenario's in the
-# batched lake (conftest `batched_lake`), one build after each batch
+# a database and topic of its own: the scenario lands beside the other batched scenarios'
+# (conftest `batched_lake`), one build after each batch
 DATABASE = TOPIC = "depot"
 TYPES = {"id": "int(11)", "v": "varchar(32)"}
 
