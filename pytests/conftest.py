@@ -90,8 +90,9 @@ def built(shared_lake, request) -> LakePart:  # noqa: F821
 def batched_lake(spark, request) -> Iterator[BatchedLake]:  # noqa: F821
     """One lake for the scenarios that land in batches and build after each (history, table
     resets, the differential test's faulty workload): their batches land side by side, one
-    `dbt build` after each, so they pay for the longest scenario's builds, not for the sum. A module joins by defining
-    `BATCHES`, `land_batch(lake, batch)` and `observe(part)` and using `batches` below."""
+    `dbt build` after each, so they pay for the longest scenario's builds, not for the sum. A
+    module joins by defining `BATCHES`, `land_batch(lake, batch)` and `observe(part)` and using
+    `batches` below."""
     from cdc_lake.harness import BatchedLake
 
     modules = {item.module.__name__: item.module for item in request.session.items

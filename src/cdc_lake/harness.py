@@ -290,7 +290,7 @@ class SharedLake:
 
 class BatchedLake(SharedLake):
     """Several test modules' scenarios landed batch by batch into one lake, with one `dbt build`
-    after each batch (an incremental build of a few records costs 30-45 s whatever their number,
+    after each batch (an incremental build of a few records costs 20-45 s whatever their number,
     so scenarios that check every incremental build share them). A module takes part with
     `BATCHES` (how many it lands), `land_batch(lake, batch)` (batch 1, 2, ...; it may land nothing
     in one) and `observe(part)` (what it checks after each build, read through its LakePart).
