@@ -59,6 +59,11 @@ def module_lake_name(module: Any) -> str:
     return "t_" + re.sub(r"\W", "_", module.__name__.rsplit(".", 1)[-1]).lower()
 
 
+def modules_using(request: pytest.FixtureRequest, fixture: str) -> dict[str, Any]:
+    """The test modules, by name, of the selected tests that use `fixture` (directly or not)."""
+    return {item.module.__name__: item.module for item in request.session.items if fixture in item.fixturenames}
+
+
 @pytest.fixture(scope="session")
 def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
     """One lake and one `dbt build` for the modules that only read what a build of their fixed
@@ -68,8 +73,7 @@ def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
     source tables of its own, which the shared lake checks."""
     from cdc_lake.harness import SharedLake, merge_vars
 
-    modules = {item.module.__name__: item.module for item in request.session.items
-               if "shared_lake" in item.fixturenames}
+    modules = modules_using(request, "shared_lake")
     shared = SharedLake(spark, "t_shared_lake")
     shared.lake.drop()
     for name, module in sorted(modules.items()):
@@ -95,8 +99,7 @@ def batched_lake(spark, request) -> Iterator[BatchedLake]:  # noqa: F821
     `batches` below."""
     from cdc_lake.harness import BatchedLake
 
-    modules = {item.module.__name__: item.module for item in request.session.items
-               if "batched_lake" in item.fixturenames}
+    modules = modules_using(request, "batched_lake")
     batched = BatchedLake(spark, "t_batched_lake")
     batched.lake.drop()
     batched.run(modules)

@@ -107,8 +107,8 @@ def actual(lake: Lake) -> tuple[dict, list[tuple]]:
     return current, history
 
 
-def land_messages(lake: Lake, messages: list[dict], offset: int) -> int:
-    lines = kcat_lines([json.dumps(m) for m in messages], topic="shop", start_offset=offset)
+def land_messages(lake: Lake, messages: list[dict], offset: int, topic: str = "shop") -> int:
+    lines = kcat_lines([json.dumps(m) for m in messages], topic=topic, start_offset=offset)
     lake.land("canal_flat", lines)
     return offset + len(lines)
 

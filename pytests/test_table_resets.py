@@ -15,7 +15,9 @@ import datetime as dt
 import json
 from collections import defaultdict
 
-from cdc_lake.harness import Lake, kcat_lines
+from test_history_scenario import land_messages
+
+from cdc_lake.harness import Lake
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 # a database and topic of its own: the scenario lands beside the other batched scenarios'
@@ -145,8 +147,7 @@ def batch_messages(batch: int) -> list[dict]:
 
 def land_batch(lake: Lake, batch: int) -> None:
     offset = sum(len(batch_messages(b)) for b in range(1, batch))
-    lake.land("canal_flat", kcat_lines([json.dumps(m) for m in batch_messages(batch)], topic=TOPIC,
-                                       start_offset=offset))
+    land_messages(lake, batch_messages(batch), offset, topic=TOPIC)
 
 
 def observe(part: Lake) -> tuple[dict, list[tuple]]:
