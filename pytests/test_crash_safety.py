@@ -90,12 +90,6 @@ def build_killed_during(model: str, env: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-# A known defect, found 2026-11-27 and not yet fixed: after the two killed builds the re-run's
-# cdc_current fails its replay test (17 rows differ), on this commit's code and on the code before
-# this stop's changes alike (three runs out of three). Kept running, reported as XFAIL, so the
-# defect stays visible in every `make test-slow` until cdc_current's recovery is fixed.
-@pytest.mark.xfail(reason="known defect: cdc_current after a killed build and re-run differs from the replay "
-                          "(17 rows); see the closing note of 2026-11-27", strict=False)
 @pytest.mark.parametrize("victim", ["cdc_history"])
 def test_killed_build_then_rerun_equals_uninterrupted_run(tmp_path, victim):
     sample = flink_sample(tmp_path)

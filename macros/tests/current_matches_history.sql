@@ -2,7 +2,7 @@
     {#- cdc_current must equal the last version of cdc_history: a live row has exactly the image
         and row_count of the key's current version; a deleted row has no current version; every current version
         has a live row in current. Under a `where` of the cdc placeholders (spark__get_where_subquery),
-        cdc_history is cut like the model: a scheduled build compares the keys its batch touched. -#}
+        cdc_history is cut to the same keys as the model (tested_keys). -#}
     {%- set keys = key_columns | join(', ') -%}
     with live as (
         select {{ keys }}, row_count, to_json(array_sort(map_entries(image))) as image_text

@@ -6,7 +6,8 @@
         table's last reset.
         Delete markers past `cdc_delete_retention_days` (if set) are left out on both sides.
         Under a `where` of the cdc placeholders (spark__get_where_subquery), the change log is cut
-        like the model: a scheduled build replays the keys its batch touched. -#}
+        like the model, to the same keys (tested_keys): a scheduled build replays the keys its
+        batch touched. -#}
     {%- set keys = key_columns | join(', ') -%}
     {%- set retention_days = var('cdc_delete_retention_days', none) -%}
     {%- set kept = "true" if retention_days is none

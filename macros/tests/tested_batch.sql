@@ -55,27 +55,57 @@
 {% endmacro %}
 
 
+{% macro tested_keys() %}
+    {#- The keys a data test with `__cdc_batch_keys__` reads, the same for every relation it reads:
+        each key that the last build of any incremental model the test depends on (one with the
+        row key columns, cdc_row_key_columns) wrote, as a select of those columns. One key set for
+        all, because two models compared row by row (current_matches_replay, current_matches_history)
+        must be cut alike: each cut to its own batch differs after a build that was killed between
+        the two models (the next build writes the change log's batch empty and cdc_current's whole),
+        and the comparison then fails on correct tables. None, to read whole tables, when any such
+        model's last build recorded no batch (tested_batch). Reads the test node (`model` in a data
+        test's context) and the graph; one `show tblproperties` per such model. -#}
+    {%- set keys = cdc_row_key_columns() -%}
+    {%- set selects = [] -%}
+    {%- for node_id in model.depends_on.nodes -%}
+        {%- set node = graph.nodes.get(node_id) -%}
+        {%- if node and node.resource_type == 'model' and node.config.materialized == 'incremental'
+               and keys | reject('in', node.columns) | list | length == 0 -%}
+            {%- set relation = api.Relation.create(database=node.database, schema=node.schema,
+                                                   identifier=node.alias) -%}
+            {%- set batch = tested_batch(relation) -%}
+            {%- if batch is none -%}
+                {{ return(none) }}
+            {%- endif -%}
+            {%- do selects.append('select ' ~ keys | join(', ') ~ ' from ' ~ relation ~ ' where ' ~ batch) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(selects | join(' union ') if selects else none) }}
+{% endmacro %}
+
+
 {% macro spark__get_where_subquery(relation) %}
     {#- dbt's `where` config of a data test, with two placeholders for the large incremental models:
         - `__cdc_batch__`: the rows the model's last build wrote (tested_batch);
         - `__cdc_batch_keys__`: every row of the source rows (cdc_row_key_columns) that build
-          touched, for tests that compare rows of one key (uniqueness, version chains).
+          touched, for tests that compare rows of one key (uniqueness, version chains). The keys
+          are those of tested_keys: of every incremental model the test reads, so a test that
+          reads a second model (and calls this macro on it too) cuts both sides alike.
         Either stands for the whole table when tested_batch says so (var `cdc_check_all`, a first or
-        full-refresh build, a model that records no batch). Tests that read a second incremental
-        model call this macro on it too, so both sides are cut to their own last batch. -#}
+        full-refresh build, a model that records no batch). -#}
     {%- set where = config.get('where') -%}
     {%- if not where -%}
         {{ return(relation) }}
     {%- endif -%}
     {%- if '__cdc_batch' in where -%}
-        {%- set batch = tested_batch(relation) -%}
-        {%- if batch is none and where | trim in ('__cdc_batch__', '__cdc_batch_keys__') -%}
+        {%- set batch = tested_batch(relation) if '__cdc_batch__' in where else none -%}
+        {%- set tested = tested_keys() if '__cdc_batch_keys__' in where else none -%}
+        {%- if batch is none and tested is none and where | trim in ('__cdc_batch__', '__cdc_batch_keys__') -%}
             {#- the plain relation: tests that read it by name (time travel, metadata) still work -#}
             {{ return(relation) }}
         {%- endif -%}
-        {%- set keys = cdc_row_key_columns() | join(', ') -%}
-        {%- set batch_keys = 'true' if batch is none else
-            '(' ~ keys ~ ') in (select ' ~ keys ~ ' from ' ~ relation ~ ' where ' ~ batch ~ ')' -%}
+        {%- set batch_keys = 'true' if tested is none else
+            '(' ~ cdc_row_key_columns() | join(', ') ~ ') in (' ~ tested ~ ')' -%}
         {%- set where = where
             | replace('__cdc_batch_keys__', batch_keys)
             | replace('__cdc_batch__', 'true' if batch is none else batch) -%}
