@@ -159,24 +159,35 @@ CORRUPTED = [
 ]
 
 
-@pytest.mark.parametrize(("value", "mysql_type"), CORRUPTED)
-def test_the_range_test_fails_on_a_corrupted_value(built, value, mysql_type):
-    """The value-level guard a user's own `dbt build` runs. (A wrong value that fits its type, like
-    -41 for decimal(8,0), is only caught by the decoding test above.)"""
+RANGE_GUARD = ("test", "--select", "cdc_current,test_name:numeric_values_in_range", "--exclude", "test_type:unit")
+
+
+def test_the_range_test_passes_on_what_was_sent(built):
+    result = built.dbt(*RANGE_GUARD)
+    assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["pass"]
+
+
+def test_the_range_test_fails_on_each_corrupted_value(built):
+    """The value-level guard a user's own `dbt build` runs: each corrupted value, a row of its own,
+    is one failing row (the test returns one per bad value), so all of them fail it or the count
+    falls short. (A wrong value that fits its type, like -41 for decimal(8,0), is only caught by
+    the decoding test above.)"""
     table = f"{built.schema}.cdc_current"
-    guard = ("test", "--select", "cdc_current,test_name:numeric_values_in_range", "--exclude", "test_type:unit")
-    built.dbt(*guard)
+    rows = ", ".join(
+        f"('debezium', 'srv', 'num', 'corrupt', '{key}', map('id', '{key}'), map('id', '{key}', 'v', '{value}'), "
+        f"false, 'c', current_timestamp(), '0', 'x{key}', map('id', 'int', 'v', '{mysql_type}'), false, 1, 0)"
+        for key, (value, mysql_type) in enumerate(CORRUPTED, start=1)
+    )
     built.spark.sql(
         f"insert into {table} (source_format, source_system, database_name, table_name, row_key, primary_key, "
         "image, is_deleted, op, commit_ts, change_order, change_id, column_types, is_keyless, row_count, "
-        "last_landing_seq) values ('debezium', 'srv', 'num', 'corrupt', '1', map('id', '1'), "
-        f"map('id', '1', 'v', '{value}'), false, 'c', current_timestamp(), '0', 'x', "
-        f"map('id', 'int', 'v', '{mysql_type}'), false, 1, 0)"
+        f"last_landing_seq) values {rows}"
     )
     try:
-        result = built.dbt(*guard, expect_success=False)
+        result = built.dbt(*RANGE_GUARD, expect_success=False)
         # (the results also hold the project's on-run-start hook)
-        assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["fail"]
+        [test] = [r for r in result.result.results if r.node.resource_type == "test"]
+        assert (str(test.status), test.failures) == ("fail", len(CORRUPTED))
     finally:
         built.spark.sql(f"delete from {table} where table_name = 'corrupt'")
 
