@@ -151,8 +151,11 @@ def test_every_format_gives_the_true_current_state_and_history(clean_run):
 
 
 def test_changelog_equals_the_truth_row_by_row(clean_run):
+    check_changelog_against_truth(*clean_run)
+
+
+def check_changelog_against_truth(lake: Lake, truth: Truth) -> None:
     """Per format and row: the same changes, in the same order, with the same images and commit times."""
-    lake, truth = clean_run
     rows = lake.rows(
         "select source_format, database_name, table_name, row_key, is_keyless, op, before, after, commit_ts "
         "from {schema}.cdc_changelog order by change_order, change_id"
