@@ -21,6 +21,19 @@ os.environ["CDC_LAKE_DIR"] = os.environ.get("CDC_LAKE_TEST_DIR") or tempfile.mkd
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The batched lake's tests that change its tables run after those that read them as the
+    incremental builds left them: first the ones marked `after_full_refresh` (the refresh
+    rewrites every table; for one, no merge delete file is left), then the ones marked
+    `damages_batched_lake`. The order is otherwise kept."""
+    def stage(item: pytest.Item) -> int:
+        if item.get_closest_marker("damages_batched_lake"):
+            return 2
+        return 1 if item.get_closest_marker("after_full_refresh") else 0
+
+    items.sort(key=stage)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def metastore_servers(tmp_path_factory) -> Iterator[None]:
     """Stop, whatever happens, the metastore servers the run started: its own lake's (the shared

@@ -14,6 +14,8 @@ import datetime as dt
 import json
 import random
 
+import pytest
+
 from cdc_lake.harness import Lake, kcat_lines
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
@@ -182,6 +184,7 @@ def test_merges_write_delete_files_and_compaction_folds_them_in(batches, batched
         assert part.every_column(table) == rows, table
 
 
+@pytest.mark.after_full_refresh
 def test_full_refresh_gives_the_same_tables(batches, batched_lake):
     part, observed = batches
     # beyond the oracle's columns: version ids, closing changes, change orders, types, ...
@@ -212,8 +215,10 @@ DATA_TESTS = ("test", "--select", "cdc_history cdc_current", "--exclude", "test_
 EXPECTED_FAILURES = {"contiguous_versions", "current_matches_history"}
 
 
+@pytest.mark.damages_batched_lake
 def test_dbt_tests_catch_a_corrupted_history(batches, batched_lake):
-    """Runs last in the batched lake's life (test_table_resets does not run dbt's tests on it)."""
+    """Runs last in the batched lake's life (the mark), on the tables of the full refresh if a
+    test asked for one."""
     lake = batched_lake.lake
     # the same tests passed on the last batch's build (which ran every data test of the lake)
     tests = {r.node.name.split("_cdc_")[0]: str(r.status) for r in batched_lake.last_build.result.results

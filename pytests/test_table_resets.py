@@ -15,6 +15,7 @@ import datetime as dt
 import json
 from collections import defaultdict
 
+import pytest
 from test_history_scenario import land_messages
 
 from cdc_lake.harness import Lake
@@ -186,6 +187,7 @@ def test_truncated_rows_are_deleted_by_the_statement(batches):
     assert dict(by_kind) == {"TRUNCATE": 1, "ERASE": 1}
 
 
+@pytest.mark.after_full_refresh
 def test_full_refresh_gives_the_same_tables(batches, batched_lake):
     part, observed = batches
     incremental, refreshed = batched_lake.full_refresh(__name__)
