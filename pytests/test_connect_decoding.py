@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
+from typing import Any
 
 import pytest
 
@@ -159,12 +160,21 @@ CORRUPTED = [
 ]
 
 
+# the value-level guards a user's own `dbt build` runs, each alone
 RANGE_GUARD = ("test", "--select", "cdc_current,test_name:numeric_values_in_range", "--exclude", "test_type:unit")
+SENT_GUARD = (
+    "test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit"
+)
 
 
-def test_the_range_test_passes_on_what_was_sent(built):
-    result = built.dbt(*RANGE_GUARD)
-    assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["pass"]
+def data_test_results(result: Any) -> list[Any]:
+    """A dbt run's results of data tests (the results also hold the project's on-run-start hook)."""
+    return [r for r in result.result.results if r.node.resource_type == "test"]
+
+
+@pytest.mark.parametrize("guard", [RANGE_GUARD, SENT_GUARD], ids=["range", "sent_numbers"])
+def test_the_guard_passes_on_what_was_sent(built, guard):
+    assert [str(r.status) for r in data_test_results(built.dbt(*guard))] == ["pass"]
 
 
 def test_the_range_test_fails_on_each_corrupted_value(built):
@@ -184,22 +194,10 @@ def test_the_range_test_fails_on_each_corrupted_value(built):
         f"last_landing_seq) values {rows}"
     )
     try:
-        result = built.dbt(*RANGE_GUARD, expect_success=False)
-        # (the results also hold the project's on-run-start hook)
-        [test] = [r for r in result.result.results if r.node.resource_type == "test"]
+        [test] = data_test_results(built.dbt(*RANGE_GUARD, expect_success=False))
         assert (str(test.status), test.failures) == ("fail", len(CORRUPTED))
     finally:
         built.spark.sql(f"delete from {table} where table_name = 'corrupt'")
-
-
-SENT_GUARD = (
-    "test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit"
-)
-
-
-def test_the_sent_numbers_test_passes_on_what_was_sent(built):
-    result = built.dbt(*SENT_GUARD)
-    assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["pass"]
 
 
 @pytest.mark.parametrize(
@@ -219,6 +217,6 @@ def test_the_sent_numbers_test_fails_on_a_corrupted_value(built, row_key, corrup
     built.spark.sql(f"update {table} set after = map('id', '{row_key}', 'v', '{corrupted}') where {where}")
     try:
         result = built.dbt(*SENT_GUARD, expect_success=False)
-        assert [str(r.status) for r in result.result.results if r.node.resource_type == "test"] == ["fail"]
+        assert [str(r.status) for r in data_test_results(result)] == ["fail"]
     finally:
         built.spark.sql(f"update {table} set after = map('id', '{row_key}', 'v', '{original['v']}') where {where}")

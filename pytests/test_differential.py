@@ -183,6 +183,11 @@ def faulty_workload() -> Path:
     )
 
 
+@functools.cache
+def faulty_truth() -> Truth:
+    return Truth(faulty_workload())
+
+
 def land_batch(lake: Lake, batch: int) -> None:
     land_all(lake, faulty_workload(), batch)
 
@@ -193,7 +198,7 @@ def observe(part: Lake) -> None:
 
 def test_faults_duplicates_out_of_order_and_malformed(batches):
     part, _ = batches
-    truth = Truth(faulty_workload())
+    truth = faulty_truth()
     assert truth.malformed, "the workload should contain malformed records"
     check_against_truth(part, truth)
     rejected = {
@@ -209,14 +214,14 @@ def test_changelog_equals_the_truth_row_by_row(batches):
     """Duplicates collapse and out-of-order landings take their place: the change log is the
     truth's changes, no more, no fewer."""
     part, _ = batches
-    check_changelog_against_truth(part, Truth(faulty_workload()))
+    check_changelog_against_truth(part, faulty_truth())
 
 
 def test_ddl_of_the_formats_that_carry_it(batches):
     """ALTER, TRUNCATE, DROP TABLE and CREATE TABLE, in Canal's vocabulary, in every format that
     carries DDL (a Debezium TRUNCATE is an op `t` record, its statement rebuilt from the table)."""
     part, _ = batches
-    truth = Truth(faulty_workload())
+    truth = faulty_truth()
     rows = part.rows(
         "select source_format, database_name, table_name, ddl_type, ddl_statement, commit_ts "
         "from {schema}.cdc_schema_changes order by source_format, change_order"
@@ -231,7 +236,7 @@ def test_ddl_of_the_formats_that_carry_it(batches):
 
 def test_canonical_images_agree_across_formats(batches):
     part, _ = batches
-    truth = Truth(faulty_workload())
+    truth = faulty_truth()
     rows = part.rows(
         "select source_format, database_name, table_name, row_key, op, before, after "
         "from {schema}.cdc_changelog order by change_order, change_id"
@@ -261,4 +266,4 @@ def test_full_refresh_gives_the_same_tables_and_the_truth(batches, batched_lake)
     part, _ = batches
     incremental, refreshed = batched_lake.full_refresh(__name__)
     assert refreshed == incremental
-    check_against_truth(part, Truth(faulty_workload()))
+    check_against_truth(part, faulty_truth())
