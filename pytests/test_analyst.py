@@ -278,6 +278,36 @@ def test_typed_current_has_spark_types_and_values(lake, first_build):
     assert bytes(one["raw"]) == bytes.fromhex(image["raw"])
 
 
+def set_image_values(lake, where: str, values: dict[str, str]) -> None:
+    """Overwrite some values of cdc_current's images (the typed models are views over it)."""
+    cases = " ".join(f"when '{column}' then '{value}'" for column, value in values.items())
+    lake.rows(f"update {{schema}}.cdc_current set image = transform_values(image, (k, v) -> case k {cases} else v end) "
+              f"where {where}")
+
+
+def test_typed_values_preserved_reports_each_value_that_does_not_cast(lake, first_build):
+    """The typed models' guard: a source value its typed column cannot hold (the try_cast gives
+    null) fails the test, one row per lost value, naming the column, its Spark type and the text."""
+    where = "table_name = 'payments' and row_key = '1'"
+    [original] = lake.rows(f"select image['amount'] as amount, image['day'] as day from {{schema}}.cdc_current "
+                           f"where {where}")
+    set_image_values(lake, where, {"amount": "12a", "day": "yesterday"})
+    try:
+        result = lake.dbt("test", "--select", "shop__payments_current,test_name:typed_values_preserved",
+                          expect_success=False)
+        [test] = [r for r in result.result.results if str(r.node.resource_type) == "test"]
+        assert (str(test.status), test.failures) == ("fail", 2)
+        lost = lake.rows(f"select * from ({test.node.compiled_code}) order by column_name")
+    finally:
+        set_image_values(lake, where, original)
+    assert lost == [
+        {"source_system": lost[0]["source_system"], "row_key": "1", "column_name": "amount",
+         "spark_type": "decimal(12,2)", "source_value": "12a"},
+        {"source_system": lost[0]["source_system"], "row_key": "1", "column_name": "day",
+         "spark_type": "date", "source_value": "yesterday"},
+    ]
+
+
 def test_typed_history_has_versions(lake, first_build):
     types = column_types(lake, "shop__payments_history")
     assert {c: types[c] for c in EXPECTED_TYPES} == EXPECTED_TYPES
