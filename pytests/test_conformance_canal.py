@@ -39,7 +39,7 @@ def final_state(rows: list[str]) -> dict[str, tuple[bool, str]]:
 def built(lake):
     for name in FILES:
         lake.land("canal_flat", FLINK / f"{name}.txt", raw_values=True, topic=name)
-    lake.build("--vars", json.dumps(TABLE_FILTER))
+    lake.build("--vars", json.dumps(TABLE_FILTER), typed_tables=False)
     return lake
 
 

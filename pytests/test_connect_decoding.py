@@ -119,7 +119,7 @@ def built(lake):
     lake.land("debezium", kcat_lines(values, "numbers", keys=keys))
     for fmt, (records, record_keys) in geometry_messages().items():
         lake.land(fmt, kcat_lines(records, f"geo-{fmt}", keys=record_keys))
-    lake.build()
+    lake.build(typed_tables=False)
     return lake
 
 

@@ -210,7 +210,7 @@ def built(lake):
     lake.land("canal_flat", kcat_lines(CANAL_MESSAGES, CANAL_TOPIC))
     lake.land("tencent_dts", kcat_lines(DTS_RECORDS, DTS_TOPIC))
     lake.land("kafka_river_canal", kcat_lines(KRC_MESSAGES, KRC_TOPIC))
-    lake.build("--vars", json.dumps(VARS))
+    lake.build("--vars", json.dumps(VARS), typed_tables=False)
     return lake
 
 

@@ -398,7 +398,7 @@ Built = tuple[Lake, Corpus, dict[tuple, Outcome], set[str]]
 def built(lake: Lake, tmp_path_factory: pytest.TempPathFactory) -> Built:
     corpus = build_corpus()
     land_corpus(lake, corpus, tmp_path_factory.mktemp("hostile"))
-    result = lake.build()
+    result = lake.build(typed_tables=False)
     corpus.build_statuses = {r.node.name: str(r.status) for r in result.result.results}
     return (lake, corpus, *collect_outcomes(lake))
 

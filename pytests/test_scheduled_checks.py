@@ -50,7 +50,7 @@ def reopen_first_version(lake, row_id: int) -> None:
 @pytest.fixture(scope="module")
 def scheduled(lake):
     lake.land("canal_flat", kcat_lines(FIRST, topic=TOPIC))
-    lake.build()
+    lake.build(typed_tables=False)
     reopen_first_version(lake, 1)
     lake.land("canal_flat", kcat_lines(SECOND, topic=TOPIC, start_offset=len(FIRST)))
     lake.check_all = False

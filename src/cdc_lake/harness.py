@@ -7,6 +7,7 @@ process already runs, so landing, dbt and assertions share one JVM (start-up pai
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import os
@@ -51,6 +52,10 @@ def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = Tr
         raise DbtFailure(f"dbt {' '.join(args)} failed: {result.exception or failures}")
     return result
 
+
+# The typed per-table models that `cdc-lake add-table` writes (`<database>__<table>_current` and
+# `_history` in models/marts/tables), as a dbt selector: not the folder's column views beside them.
+TYPED_TABLES = "marts.tables.*__*"
 
 # dbt commands that take `--vars`.
 VARS_COMMANDS = {
@@ -197,16 +202,37 @@ class Lake:
         args = with_var(args, "cdc_check_all", self.check_all)
         return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
-    def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True) -> Any:
+    def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True, typed_tables: bool = True) -> Any:
         """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are
         left out unless asked for, since test_analyst runs them once for the whole suite.
         `data_tests=False` builds seeds and models only: for the steps of a multi-build scenario
         before the build whose data tests it keeps (on a few records the tests took 44 of 108
-        node-seconds of a build)."""
-        excluded = [kind for kind, kept in (("test_type:unit", unit_tests), ("test_type:data", data_tests)) if not kept]
+        node-seconds of a build). `typed_tables=False` leaves out the typed per-table models
+        (TYPED_TABLES) and their tests: for a lake whose records hold none of their source
+        tables, where they would build and test empty views."""
+        excluded = [
+            selector
+            for selector, kept in (
+                ("test_type:unit", unit_tests), ("test_type:data", data_tests), (TYPED_TABLES, typed_tables)
+            )
+            if not kept
+        ]
         if excluded and "--exclude" not in args:
             args = (*args, "--exclude", *excluded)
-        return self.dbt("build", *args)
+        result = self.dbt("build", *args)
+        if not typed_tables:
+            self._check_no_typed_table_rows()
+        return result
+
+    def _check_no_typed_table_rows(self) -> None:
+        """A build without the typed models must not leave untested rows they would type: none of
+        the change log's tables may be one of seeds/cdc_tables.csv."""
+        with open(self.project_dir / "seeds" / "cdc_tables.csv", newline="", encoding="utf-8") as seed:
+            typed = {(row["database_name"], row["table_name"]) for row in csv.DictReader(seed)}
+        rows = self.rows("select distinct database_name, table_name from {schema}.cdc_changelog")
+        held = typed & {(r["database_name"], r["table_name"]) for r in rows}
+        if held:
+            raise AssertionError(f"built with typed_tables=False, but the lake holds typed tables {sorted(held)}")
 
     def rows(self, query: str) -> list[dict[str, Any]]:
         """Run Spark SQL; `{schema}` and `{raw_schema}` are replaced by this lake's schemas."""
