@@ -289,8 +289,8 @@ def test_typed_values_preserved_reports_each_value_that_does_not_cast(lake, firs
     """The typed models' guard: a source value its typed column cannot hold (the try_cast gives
     null) fails the test, one row per lost value, naming the column, its Spark type and the text."""
     where = "table_name = 'payments' and row_key = '1'"
-    [original] = lake.rows(f"select image['amount'] as amount, image['day'] as day from {{schema}}.cdc_current "
-                           f"where {where}")
+    [row] = lake.rows(f"select source_system, image from {{schema}}.cdc_current where {where}")
+    original = {column: row["image"][column] for column in ("amount", "day")}
     set_image_values(lake, where, {"amount": "12a", "day": "yesterday"})
     try:
         result = lake.dbt("test", "--select", "shop__payments_current,test_name:typed_values_preserved",
@@ -301,9 +301,9 @@ def test_typed_values_preserved_reports_each_value_that_does_not_cast(lake, firs
     finally:
         set_image_values(lake, where, original)
     assert lost == [
-        {"source_system": lost[0]["source_system"], "row_key": "1", "column_name": "amount",
+        {"source_system": row["source_system"], "row_key": "1", "column_name": "amount",
          "spark_type": "decimal(12,2)", "source_value": "12a"},
-        {"source_system": lost[0]["source_system"], "row_key": "1", "column_name": "day",
+        {"source_system": row["source_system"], "row_key": "1", "column_name": "day",
          "spark_type": "date", "source_value": "yesterday"},
     ]
 

@@ -37,6 +37,9 @@
             inner join source_rows on {{ join_condition | join(' and ') }}
         {%- else %}
             select
+                {%- for join_column in join_columns %}
+                null as {{ quote_identifier(join_column) }},
+                {%- endfor %}
                 null as column_name,
                 null as spark_type,
                 null as source_value,
@@ -47,7 +50,7 @@
 
     lost_values as (
         select
-            {%- for join_column in join_columns if columns %}
+            {%- for join_column in join_columns %}
             {{ quote_identifier(join_column) }},
             {%- endfor %}
             column_name,

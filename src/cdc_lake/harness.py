@@ -7,7 +7,6 @@ process already runs, so landing, dbt and assertions share one JVM (start-up pai
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 import os
@@ -22,6 +21,7 @@ import yaml
 
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.landing import LandingReport, land
+from cdc_lake.tables import SEED_PATH, seed_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -227,8 +227,7 @@ class Lake:
     def _check_no_typed_table_rows(self) -> None:
         """A build without the typed models must not leave untested rows they would type: none of
         the change log's tables may be one of seeds/cdc_tables.csv."""
-        with open(self.project_dir / "seeds" / "cdc_tables.csv", newline="", encoding="utf-8") as seed:
-            typed = {(row["database_name"], row["table_name"]) for row in csv.DictReader(seed)}
+        typed = {(row["database_name"], row["table_name"]) for row in seed_rows(self.project_dir / SEED_PATH)}
         rows = self.rows("select distinct database_name, table_name from {schema}.cdc_changelog")
         held = typed & {(r["database_name"], r["table_name"]) for r in rows}
         if held:

@@ -142,12 +142,17 @@ def format_column_types(types: dict[str, str]) -> str:
     return ";".join(f"{column}:{spark_type}" for column, spark_type in types.items())
 
 
+def seed_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of the cdc_tables seed at `path` (an empty value as ''); none if the file is missing."""
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [{k: (v or "") for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
 def update_seed(path: Path, database: str, table: str, column_types: dict[str, str] | None) -> bool:
     """List the table in the cdc_tables seed; with `column_types`, replace its overrides. True if changed."""
-    rows: list[dict[str, str]] = []
-    if path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = [{k: (v or "") for k, v in row.items()} for row in csv.DictReader(handle)]
+    rows = seed_rows(path)
     for row in rows:
         if row["database_name"] == database and row["table_name"] == table:
             if column_types is None or parse_column_types(row.get("column_types")) == column_types:
