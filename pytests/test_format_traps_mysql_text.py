@@ -1,20 +1,18 @@
 """Hand-made traps for the three MySQL-text formats: Canal FlatMessage, Tencent DTS, KafkaRiverCanal.
 
-One build for the module: every format's inputs are landed first, each on its own topic. The build
-runs with `source_time_zone = Asia/Shanghai` (TIMESTAMP values are rendered in that zone and must
-come out in UTC) and `cdc_exclude_tables = ['traps\\.ignored_.*']` (excluded records must be
-accounted as `filtered`, not lost).
+Every format's inputs land on topics of their own in the shared lake (conftest `shared_lake`), built
+once with `source_time_zone_by_topic` (Canal's and Tencent DTS's TIMESTAMP values are rendered in
+Asia/Shanghai, KafkaRiverCanal's in America/New_York; all must come out in UTC, and the other
+modules' topics stay in the default UTC) and `cdc_exclude_tables = ['traps\\.ignored_.*']`
+(excluded records must be accounted as `filtered`, not lost).
 """
 
 from __future__ import annotations
 
 import json
 
-import pytest
-
 from cdc_lake.harness import kcat_lines
 
-VARS = {"source_time_zone": "Asia/Shanghai", "cdc_exclude_tables": [r"traps\.ignored_.*"]}
 CANAL_TOPIC = "canal-traps"
 MISSING_KEY = (
     "key column id has no value in the row image of {table}: the message names it as primary key but its row "
@@ -22,6 +20,12 @@ MISSING_KEY = (
 )
 DTS_TOPIC = "dts-traps"
 KRC_TOPIC = "krc-traps"
+BUILD_VARS = {
+    "source_time_zone_by_topic": {
+        CANAL_TOPIC: "Asia/Shanghai", DTS_TOPIC: "Asia/Shanghai", KRC_TOPIC: "America/New_York",
+    },
+    "cdc_exclude_tables": [r"traps\.ignored_.*"],
+}
 
 # ---------------------------------------------------------------- Canal FlatMessage
 
@@ -197,6 +201,9 @@ KRC_MESSAGES = [
     krc("i", KRC_UPDATE_COLUMNS[:1], keys=None),
     krc("i", [KRC_UPDATE_COLUMNS[0], KRC_UPDATE_COLUMNS[0]]),
     krc("i", KRC_UPDATE_COLUMNS[:1], binlog="garbage"),
+    # 5: a TIMESTAMP rendered in this topic's zone, New York (UTC-5 in February)
+    krc("i", [KRC_UPDATE_COLUMNS[0], {"n": "ts", "t": "timestamp(3)", "v": "2024-02-29 07:05:00.500", "null": False,
+                                      "updated": False}], binlog="200@mysql-bin.000001", table="k2"),
 ]
 KRC_REJECTS = {
     1: "unknown event: x",
@@ -205,13 +212,11 @@ KRC_REJECTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     lake.land("canal_flat", kcat_lines(CANAL_MESSAGES, CANAL_TOPIC))
     lake.land("tencent_dts", kcat_lines(DTS_RECORDS, DTS_TOPIC))
     lake.land("kafka_river_canal", kcat_lines(KRC_MESSAGES, KRC_TOPIC))
-    lake.build("--vars", json.dumps(VARS), typed_tables=False)
-    return lake
 
 
 def changes(lake, topic: str, table: str) -> list[dict]:
@@ -364,6 +369,9 @@ def test_krc_rejects(built):
 
 
 def test_same_value_same_text_across_formats(built):
+    """One instant, rendered in Shanghai by Canal and Tencent DTS and in New York by
+    KafkaRiverCanal (each topic's zone from `source_time_zone_by_topic`), is one UTC text."""
     canal_ts = changes(built, CANAL_TOPIC, "t1")[0]["after"]["ts"]
     dts_ts = changes(built, DTS_TOPIC, "items")[0]["after"]["ts"]
-    assert canal_ts == dts_ts == "2024-02-29 12:05:00.5"
+    [krc_row] = changes(built, KRC_TOPIC, "k2")
+    assert canal_ts == dts_ts == krc_row["after"]["ts"] == "2024-02-29 12:05:00.5"

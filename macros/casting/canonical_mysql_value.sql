@@ -1,21 +1,19 @@
-{% macro canonical_mysql_value(value, mysql_type, binary_encoding='latin1') %}
+{% macro canonical_mysql_value(value, mysql_type, binary_encoding='latin1', time_zone=none) %}
     {#- Canonical text (docs/canonical_values.md) of one MySQL value sent as text by a MySQL-text
         format (Canal FlatMessage, KafkaRiverCanal, Tencent DTS). `value` is the text expression,
         `mysql_type` the column's MySQL type as the format writes it (`int(11)`, `decimal(10,2)`,
         `enum('a','b')`, `TIMESTAMP(3)`; case-insensitive). `binary_encoding` says how the format
         writes binary/blob bytes: 'latin1' (one ISO-8859-1 character per byte, as Canal does) or
         'hex' (hex digits, optional 0x prefix, as Tencent DTS does). TIMESTAMP values are read in
-        the `source_time_zone` var (default 'UTC') and written in UTC. Values the macro does not
+        the zone `time_zone` (a SQL expression, from topic_time_zone; by default the
+        `source_time_zone` var) and written in UTC. Values the macro does not
         recognise are kept as sent. The type is bound once per value through a one-element
         transform so each branch reads `_m.base` instead of re-running the regex. -#}
     {%- if binary_encoding not in ['latin1', 'hex'] -%}
         {{ exceptions.raise_compiler_error(
             "canonical_mysql_value: binary_encoding must be 'latin1' or 'hex', got '" ~ binary_encoding ~ "'") }}
     {%- endif -%}
-    {%- set time_zone = var('source_time_zone', 'UTC') -%}
-    {%- if time_zone is not string or not time_zone or "'" in time_zone -%}
-        {{ exceptions.raise_compiler_error("var source_time_zone must be a time-zone name such as 'Asia/Shanghai'") }}
-    {%- endif -%}
+    {%- set time_zone = time_zone or topic_time_zone(none) -%}
     {#- the bytes of a binary value as lowercase hex (kept as sent when they are no hex) #}
     {%- set hex -%}
         {%- if binary_encoding == 'latin1' -%} lower(hex(encode(_m.v, 'ISO-8859-1')))
@@ -66,10 +64,10 @@
             when _m.base in ('double', 'real') then coalesce(cast(try_cast(_m.v as double) as string), _m.v)
             when _m.base in ('datetime', 'time') then {{ _trim_time_fraction('_m.v') }}
             when _m.base = 'timestamp' then
-            {%- if time_zone == 'UTC' %} {{ _trim_time_fraction('_m.v') }}
+            {%- if time_zone | trim == "'UTC'" %} {{ _trim_time_fraction('_m.v') }}
             {%- else %} coalesce(
                 {{ _trim_time_fraction(
-                    "date_format(to_utc_timestamp(try_cast(_m.v as timestamp), '" ~ time_zone ~ "'), "
+                    "date_format(to_utc_timestamp(try_cast(_m.v as timestamp), " ~ time_zone ~ "), "
                     ~ "'yyyy-MM-dd HH:mm:ss.SSSSSS')") }},
                 {{ _trim_time_fraction('_m.v') }}
             )

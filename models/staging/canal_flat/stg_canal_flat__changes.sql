@@ -32,8 +32,10 @@ rows as (
         r.row_index,
         r.data_row as raw_data,
         messages.msg.old[r.row_index] as raw_old,
-        {{ canonical_mysql_image('r.data_row', 'messages.msg.mysqlType') }} as row_data,
-        {{ canonical_mysql_image('messages.msg.old[r.row_index]', 'messages.msg.mysqlType') }} as row_old,
+        {{ canonical_mysql_image('r.data_row', 'messages.msg.mysqlType',
+            time_zone=topic_time_zone('messages.kafka_topic')) }} as row_data,
+        {{ canonical_mysql_image('messages.msg.old[r.row_index]', 'messages.msg.mysqlType',
+            time_zone=topic_time_zone('messages.kafka_topic')) }} as row_old,
         {{ table_key_columns('messages.msg.pkNames', 'messages.msg.database', 'messages.msg.`table`') }} as key_columns,
         case upper(messages.msg.type)
             when 'INSERT' then 'c'

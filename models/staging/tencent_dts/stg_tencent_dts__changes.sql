@@ -16,8 +16,10 @@ images as (
 
     select
         *,
-        {{ canonical_mysql_image('old_values', 'column_types', binary_encoding='hex') }} as old_image,
-        {{ canonical_mysql_image('new_values', 'column_types', binary_encoding='hex') }} as new_image
+        {{ canonical_mysql_image('old_values', 'column_types', binary_encoding='hex',
+            time_zone=topic_time_zone('kafka_topic')) }} as old_image,
+        {{ canonical_mysql_image('new_values', 'column_types', binary_encoding='hex',
+            time_zone=topic_time_zone('kafka_topic')) }} as new_image
     from messages
 
 ),
