@@ -16,8 +16,10 @@ images as (
 
     select
         *,
-        {{ canonical_mysql_image('row_values', 'column_types', time_zone=topic_time_zone('kafka_topic')) }} as row_image,
-        {{ canonical_mysql_image('old_values', 'column_types', time_zone=topic_time_zone('kafka_topic')) }} as old_image
+        {{ canonical_mysql_image('row_values', 'column_types',
+            time_zone=topic_time_zone('kafka_topic')) }} as row_image,
+        {{ canonical_mysql_image('old_values', 'column_types',
+            time_zone=topic_time_zone('kafka_topic')) }} as old_image
     from messages
 
 ),
