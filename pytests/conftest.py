@@ -91,9 +91,9 @@ def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
     shared.lake.drop()
     for name, module in sorted(modules.items()):
         shared.land(name, module.land_records)
-    build_vars = merge_vars(getattr(m, "BUILD_VARS", {}) for m in modules.values())
+    shared.build_vars = merge_vars(getattr(m, "BUILD_VARS", {}) for m in modules.values())
     # their records hold no table of the typed models (the build checks that)
-    shared.lake.build("--vars", json.dumps(build_vars), typed_tables=False)
+    shared.lake.build("--vars", json.dumps(shared.build_vars), typed_tables=False)
     shared.check_tables_are_apart()
     yield shared
     shared.lake.drop()

@@ -113,14 +113,12 @@ def geometry_messages() -> dict[str, tuple[list[str], list[str] | None]]:
     return {"canal_flat": (canal, None), "tencent_dts": (dts, None), "debezium": (debezium, keys)}
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     values, keys = messages()
     lake.land("debezium", kcat_lines(values, "numbers", keys=keys))
     for fmt, (records, record_keys) in geometry_messages().items():
         lake.land(fmt, kcat_lines(records, f"geo-{fmt}", keys=record_keys))
-    lake.build(typed_tables=False)
-    return lake
 
 
 def test_geometry_is_the_same_hex_from_every_format(built):
@@ -212,7 +210,7 @@ def test_the_sent_numbers_test_fails_on_a_corrupted_value(built, row_key, corrup
     """The corruptions the look-based decoder made from values sent as JSON numbers (ids 1, 5 and
     7 carry 20000000000, 12 and 1234 as numbers), written into the change log in their place."""
     table = f"{built.schema}.cdc_changelog"
-    where = f"table_name = 't' and row_key = '{row_key}'"
+    where = f"database_name = 'num' and table_name = 't' and row_key = '{row_key}'"
     (original,) = built.rows(f"select after['v'] as v from {table} where {where}")
     built.spark.sql(f"update {table} set after = map('id', '{row_key}', 'v', '{corrupted}') where {where}")
     try:

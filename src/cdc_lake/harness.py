@@ -275,6 +275,8 @@ class SharedLake:
         self.lake = Lake(spark, name)
         self.topics: dict[str, set[str]] = {}
         self._columns: dict[str, set[str]] = {}
+        # the vars of the one build, which a part's `dbt test` runs with too (see LakePart.dbt)
+        self.build_vars: dict[str, Any] = {}
 
     def land(self, module: str, land_records: Any) -> None:
         """Run a module's `land_records(lake)`; its topics must not be another module's. A module
@@ -399,8 +401,16 @@ class LakePart(Lake):
     def land(self, *args: Any, **kwargs: Any) -> LandingReport:
         raise TypeError("a module of the shared lake lands in its land_records(lake), before the one build")
 
-    def dbt(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("the shared lake is built once; a module that runs dbt itself needs a lake of its own")
+    def dbt(self, *args: str, expect_success: bool = True) -> Any:
+        """`dbt test` on the shared lake, with the vars of its build: it writes nothing, so the
+        other modules still read what the one build made. Its tests read every module's rows (a
+        data test reads whole tables): a module that damages rows on purpose to see a test fail
+        restores them, and shows first that the undamaged lake passes that test, so that the
+        failures it counts are its own."""
+        if not args or args[0] != "test" or "--vars" in args:
+            raise TypeError("the shared lake is built once: a part runs `dbt test` only (with the build's vars); "
+                            "a module that runs other dbt commands needs a lake of its own")
+        return self.shared.lake.dbt(*args, "--vars", json.dumps(self.shared.build_vars), expect_success=expect_success)
 
     def drop(self) -> None:
         """The shared lake is dropped once, by its owner."""
