@@ -64,7 +64,7 @@
             when _m.base in ('double', 'real') then coalesce(cast(try_cast(_m.v as double) as string), _m.v)
             when _m.base in ('datetime', 'time') then {{ _trim_time_fraction('_m.v') }}
             when _m.base = 'timestamp' then
-            {%- if time_zone | trim == "'UTC'" %} {{ _trim_time_fraction('_m.v') }}
+            {%- if time_zone | trim == sql_string_literal('UTC') %} {{ _trim_time_fraction('_m.v') }}
             {%- else %} coalesce(
                 {{ _trim_time_fraction(
                     "date_format(to_utc_timestamp(try_cast(_m.v as timestamp), " ~ time_zone ~ "), "
