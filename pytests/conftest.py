@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -84,17 +83,12 @@ def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
     of them as on one module's. A module joins by defining `land_records(lake)` (and `BUILD_VARS`,
     the vars its build needs) and using the `built` fixture below; its records keep to topics and
     source tables of its own, which the shared lake checks."""
-    from cdc_lake.harness import SharedLake, merge_vars
+    from cdc_lake.harness import SharedLake
 
     modules = modules_using(request, "shared_lake")
     shared = SharedLake(spark, "t_shared_lake")
     shared.lake.drop()
-    for name, module in sorted(modules.items()):
-        shared.land(name, module.land_records)
-    shared.build_vars = merge_vars(getattr(m, "BUILD_VARS", {}) for m in modules.values())
-    # their records hold no table of the typed models (the build checks that)
-    shared.lake.build("--vars", json.dumps(shared.build_vars), typed_tables=False)
-    shared.check_tables_are_apart()
+    shared.run(modules)
     yield shared
     shared.lake.drop()
 

@@ -278,6 +278,16 @@ class SharedLake:
         # the vars of the one build, which a part's `dbt test` runs with too (see LakePart.dbt)
         self.build_vars: dict[str, Any] = {}
 
+    def run(self, modules: dict[str, Any]) -> None:
+        """Land every module's records (`land_records(lake)`), then the one `dbt build` with the
+        vars they need (`BUILD_VARS`, merged: two modules may not set a var differently)."""
+        for name, module in sorted(modules.items()):
+            self.land(name, module.land_records)
+        self.build_vars = merge_vars(getattr(module, "BUILD_VARS", {}) for module in modules.values())
+        # their records hold no table of the typed models (the build checks that)
+        self.lake.build("--vars", json.dumps(self.build_vars), typed_tables=False)
+        self.check_tables_are_apart()
+
     def land(self, module: str, land_records: Any) -> None:
         """Run a module's `land_records(lake)`; its topics must not be another module's. A module
         may land more than once (BatchedLake): its topics add up."""
