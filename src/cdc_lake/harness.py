@@ -63,18 +63,29 @@ VARS_COMMANDS = {
 }  # fmt: skip
 
 
+def split_vars(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """`args` of a dbt command without their `--vars` (given as `--vars X` or `--vars=X`), and the
+    text of those vars (None when not given)."""
+    rest: list[str] = []
+    given: str | None = None
+    items = iter(args)
+    for arg in items:
+        if arg == "--vars":
+            given = next(items, "")
+        elif arg.startswith("--vars="):
+            given = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return rest, given
+
+
 def with_var(args: Sequence[str], name: str, value: Any) -> list[str]:
-    """`args` of a dbt command with one more var, merged into the `--vars` they give (YAML or JSON);
-    a value the args set themselves wins."""
-    args = list(args)
+    """`args` of a dbt command with one more var, merged into the `--vars` they give (YAML or JSON,
+    either spelling); a value the args set themselves wins."""
     if not args or args[0] not in VARS_COMMANDS:
-        return args
-    if "--vars" not in args:
-        return [*args, "--vars", json.dumps({name: value})]
-    at = args.index("--vars") + 1
-    given = yaml.safe_load(args[at]) or {}
-    args[at] = json.dumps({name: value, **given})
-    return args
+        return list(args)
+    rest, given = split_vars(args)
+    return [*rest, "--vars", json.dumps({name: value, **(yaml.safe_load(given or "") or {})})]
 
 
 def copy_project(target: Path) -> Path:
@@ -417,7 +428,7 @@ class LakePart(Lake):
         data test reads whole tables): a module that damages rows on purpose to see a test fail
         restores them, and shows first that the undamaged lake passes that test, so that the
         failures it counts are its own."""
-        if not args or args[0] != "test" or "--vars" in args:
+        if not args or args[0] != "test" or split_vars(args)[1] is not None:
             raise TypeError("the shared lake is built once: a part runs `dbt test` only (with the build's vars); "
                             "a module that runs other dbt commands needs a lake of its own")
         return self.shared.lake.dbt(*args, "--vars", json.dumps(self.shared.build_vars), expect_success=expect_success)
