@@ -46,37 +46,23 @@ class TruthWriter:
 
     def _change(self, ch: RowChange, tv: TableVersion, tx: Transaction, ev: RowsEvent) -> None:
         self.counts["changes"] += 1
-        head = tv.cache.get("truth")
-        if head is None:
-            head = tv.cache["truth"] = ',"database":' + _encode(tv.database) + ',"table":' + _encode(tv.table)
-        self._changes.write(
-            '{"seq":'
-            + str(ch.seq)
-            + head
-            + ',"op":"'
-            + ch.op
-            + '","key":'
-            + _encode(ch.key_canon)
-            + ',"before":'
-            + ("null" if ch.before is None else ch.before.canon_json())
-            + ',"after":'
-            + ("null" if ch.after is None else ch.after.canon_json())
-            + ',"commit_time":"'
-            + self._time(tx.commit_s)
-            + '","gtid":"'
-            + tx.gtid
-            + '","binlog_file":"'
-            + tx.file
-            + '","binlog_pos":'
-            + str(ev.pos)
-            + ',"binlog_end_pos":'
-            + str(ev.end_pos)
-            + ',"row":'
-            + str(ch.row)
-            + ',"event_id":'
-            + str(ev.event_id)
-            + "}\n"
-        )
+        record = {
+            "seq": ch.seq,
+            "database": tv.database,
+            "table": tv.table,
+            "op": ch.op,
+            "key": ch.key_canon,
+            "before": None if ch.before is None else ch.before.canon(),
+            "after": None if ch.after is None else ch.after.canon(),
+            "commit_time": self._time(tx.commit_s),
+            "gtid": tx.gtid,
+            "binlog_file": tx.file,
+            "binlog_pos": ev.pos,
+            "binlog_end_pos": ev.end_pos,
+            "row": ch.row,
+            "event_id": ev.event_id,
+        }
+        self._changes.write(_encode(record) + "\n")
 
     def hbase_change(self, ch: HBaseChange) -> None:
         self.counts["changes"] += 1
@@ -120,37 +106,28 @@ class TruthWriter:
         database: str,
         table: str,
         key: dict[str, str],
-        image: dict[str, str | None] | str,
+        image: dict[str, str | None],
         valid_from: int,
         valid_to: int | None,
         op: str,
         closed_by_delete: bool,
         row_count: int = 1,
     ) -> None:
-        """One history version; `image` may be given as its JSON text already. `row_count`: how
-        many identical rows the version stands for (a keyless table's; 1 for a keyed row)."""
+        """One history version. `row_count`: how many identical rows the version stands for (a
+        keyless table's; 1 for a keyed row)."""
         self.counts["versions"] += 1
-        self._history.write(
-            '{"database":'
-            + _encode(database)
-            + ',"table":'
-            + _encode(table)
-            + ',"key":'
-            + _encode(key)
-            + ',"image":'
-            + (image if isinstance(image, str) else _encode(image))
-            + ',"valid_from":"'
-            + self._time(valid_from)
-            + '","valid_to":'
-            + ("null" if valid_to is None else '"' + self._time(valid_to) + '"')
-            + ',"op":"'
-            + op
-            + '","closed_by_delete":'
-            + ("true" if closed_by_delete else "false")
-            + ',"row_count":'
-            + str(row_count)
-            + "}\n"
-        )
+        record = {
+            "database": database,
+            "table": table,
+            "key": key,
+            "image": image,
+            "valid_from": self._time(valid_from),
+            "valid_to": None if valid_to is None else self._time(valid_to),
+            "op": op,
+            "closed_by_delete": closed_by_delete,
+            "row_count": row_count,
+        }
+        self._history.write(_encode(record) + "\n")
 
     def write_current(self, rows: Iterable[tuple[str, str, dict[str, str], dict[str, str | None]]]) -> None:
         with (self.dir / "current.jsonl").open("w", encoding="utf-8", newline="\n") as out:

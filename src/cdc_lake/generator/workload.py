@@ -7,6 +7,7 @@ count is capped, deletes pick up as it fills); everything else is written out as
 
 from __future__ import annotations
 
+import json
 import uuid
 import zlib
 from collections import deque
@@ -163,7 +164,7 @@ class Workload:
             if st.spec.keyless:
                 for image_json, (count, since, op) in sorted(st.image_counts.items()):
                     if count > 0:
-                        self.truth.version(tv.database, tv.table, {}, image_json, since, None, op, False, count)
+                        self._keyless_version(tv, image_json, since, None, op, False, count)
                 continue
             for key in sorted(st.live):
                 row = st.live[key]
@@ -171,7 +172,7 @@ class Workload:
                     tv.database,
                     tv.table,
                     _key_canon(row.image.canon(), tv),
-                    row.image.canon_json(),
+                    row.image.canon(),
                     row.since,
                     None,
                     row.op,
@@ -324,8 +325,15 @@ class Workload:
         for image_json, delta in moves:
             count, since, op = st.image_counts.get(image_json, [0, now, "c"])
             if count > 0:
-                self.truth.version(tv.database, tv.table, {}, image_json, since, now, op, count + delta == 0, count)
+                self._keyless_version(tv, image_json, since, now, op, count + delta == 0, count)
             st.image_counts[image_json] = [count + delta, now, "c" if delta > 0 else "d"]
+
+    def _keyless_version(
+        self, tv: TableVersion, image_json: str, since: int, until: int | None, op: str, closed: bool, count: int
+    ) -> None:
+        """One history version of `count` identical keyless rows (their image kept as JSON text, the
+        multiset's key)."""
+        self.truth.version(tv.database, tv.table, {}, json.loads(image_json), since, until, op, closed, count)
 
     def _fresh_values(self, st: TableState, key: tuple[Any, ...]) -> tuple[Any, ...]:
         rng, now = self.rng, self.now
@@ -453,7 +461,7 @@ class Workload:
     def _close(self, tv: TableVersion, key: dict[str, str], live: LiveRow, until: int, by_delete: bool) -> None:
         if not tv.pk_names:
             return  # keyless: versions follow the number of identical rows (_count_keyless)
-        self.truth.version(tv.database, tv.table, key, live.image.canon_json(), live.since, until, live.op, by_delete)
+        self.truth.version(tv.database, tv.table, key, live.image.canon(), live.since, until, live.op, by_delete)
 
     # ------------------------------------------------------------------ DDL
     def _ddl(self, kind: str, table: tuple[str, str]) -> list[DdlEvent]:
@@ -502,7 +510,7 @@ class Workload:
             self._close(tv, _key_canon(live.image.canon(), tv), live, now, True)
         for image_json, (count, since, op) in sorted(st.image_counts.items()):  # keyless rows
             if count > 0:
-                self.truth.version(tv.database, tv.table, {}, image_json, since, now, op, True, count)
+                self._keyless_version(tv, image_json, since, now, op, True, count)
         st.image_counts.clear()
 
     # ------------------------------------------------------------------ HBase-style table (Lindorm)
