@@ -111,7 +111,8 @@ class Image:
         return self._text
 
     def canon_json(self) -> str:
-        """`canon()` as compact JSON (cached: an image is written as an after, a before and a version)."""
+        """`canon()` as compact JSON: a keyless table's key for its identical rows (cached: an image
+        is looked up as an after, then as a before)."""
         cached = self.cached("canon")
         if cached is None:
             cached = self.store("canon", _encode(self.canon()))
