@@ -279,10 +279,11 @@ def test_typed_current_has_spark_types_and_values(lake, first_build):
 
 
 def set_image_values(lake, where: str, values: dict[str, str]) -> None:
-    """Overwrite some values of cdc_current's images (the typed models are views over it)."""
+    """Overwrite some values of cdc_current's images: of the latest versions in cdc_history, which
+    cdc_current shows (the typed models are views over it)."""
     cases = " ".join(f"when '{column}' then '{value}'" for column, value in values.items())
-    lake.rows(f"update {{schema}}.cdc_current set image = transform_values(image, (k, v) -> case k {cases} else v end) "
-              f"where {where}")
+    lake.rows(f"update {{schema}}.cdc_history set image = transform_values(image, (k, v) -> case k {cases} else v end) "
+              f"where is_latest and {where}")
 
 
 def test_typed_values_preserved_reports_each_value_that_does_not_cast(lake, first_build):

@@ -159,7 +159,7 @@ CORRUPTED = [
 
 
 # the value-level guards a user's own `dbt build` runs, each alone
-RANGE_GUARD = ("test", "--select", "cdc_current,test_name:numeric_values_in_range", "--exclude", "test_type:unit")
+RANGE_GUARD = ("test", "--select", "cdc_changelog,test_name:numeric_values_in_range", "--exclude", "test_type:unit")
 SENT_GUARD = (
     "test", "--select", "cdc_changelog,test_name:connect_numbers_match_sent_json", "--exclude", "test_type:unit"
 )
@@ -180,16 +180,17 @@ def test_the_range_test_fails_on_each_corrupted_value(built):
     is one failing row (the test returns one per bad value), so all of them fail it or the count
     falls short. (A wrong value that fits its type, like -41 for decimal(8,0), is only caught by
     the decoding test above.)"""
-    table = f"{built.schema}.cdc_current"
+    table = f"{built.schema}.cdc_changelog"
     rows = ", ".join(
-        f"('debezium', 'srv', 'num', 'corrupt', '{key}', map('id', '{key}'), map('id', '{key}', 'v', '{value}'), "
-        f"false, 'c', current_timestamp(), '0', 'x{key}', map('id', 'int', 'v', '{mysql_type}'), false, 1, 0)"
+        f"('x{key}', 'debezium', 'srv', 'num', 'corrupt', 'c', '{key}', map('id', '{key}'), false, null, "
+        f"map('id', '{key}', 'v', '{value}'), null, map('id', 'int', 'v', '{mysql_type}'), current_timestamp(), "
+        f"null, '0', null, null, 'corrupt', 0, {key}, 0, 0)"
         for key, (value, mysql_type) in enumerate(CORRUPTED, start=1)
     )
     built.spark.sql(
-        f"insert into {table} (source_format, source_system, database_name, table_name, row_key, primary_key, "
-        "image, is_deleted, op, commit_ts, change_order, change_id, column_types, is_keyless, row_count, "
-        f"last_landing_seq) values {rows}"
+        f"insert into {table} (change_id, source_format, source_system, database_name, table_name, op, row_key, "
+        "primary_key, is_keyless, before, after, changed_columns, column_types, commit_ts, capture_ts, change_order, "
+        f"source_position, gtid, kafka_topic, kafka_partition, kafka_offset, row_in_message, landing_seq) values {rows}"
     )
     try:
         [test] = data_test_results(built.dbt(*RANGE_GUARD, expect_success=False))

@@ -16,7 +16,6 @@ CANAL_DATA = CONFORMANCE / "flink" / "canal-data.txt"
 INCREMENTAL_MODELS = [
     "base_canal_flat__messages",
     "cdc_changelog",
-    "cdc_current",
     "cdc_history",
     "cdc_schema_changes",
 ]

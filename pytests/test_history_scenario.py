@@ -189,16 +189,16 @@ def live_delete_files(lake: Lake, table: str) -> int:
 
 
 def test_merges_write_delete_files_and_compaction_folds_them_in(batches, batched_lake):
-    """cdc_current and cdc_history are merge-on-read: the incremental MERGEs changed rows by writing
-    delete files, not by rewriting data files; `cdc_compact` folds them in and changes no row."""
+    """cdc_history is merge-on-read: the incremental MERGEs changed rows by writing delete files,
+    not by rewriting data files; `cdc_compact` folds them in and changes no row, neither of the
+    history nor of cdc_current (a view of its latest versions)."""
     part, _ = batches
     before = {table: part.every_column(table) for table in ("cdc_current", "cdc_history")}
     lake = batched_lake.lake  # the whole tables: compaction and their metadata tables
     assert live_delete_files(lake, "cdc_history") > 0
-    assert live_delete_files(lake, "cdc_current") > 0
     lake.dbt("run-operation", "cdc_compact")
+    assert live_delete_files(lake, "cdc_history") == 0
     for table, rows in before.items():
-        assert live_delete_files(lake, table) == 0, table
         assert part.every_column(table) == rows, table
 
 
@@ -219,7 +219,7 @@ def test_shuffled_landing_order_gives_the_same_tables(batches):
 
 # the data tests of the two tables (their unit tests read fixed inputs, not the lake)
 DATA_TESTS = ("test", "--select", "cdc_history cdc_current", "--exclude", "test_type:unit")
-EXPECTED_FAILURES = {"contiguous_versions", "current_matches_history"}
+EXPECTED_FAILURES = {"contiguous_versions", "current_matches_replay"}
 
 
 @pytest.mark.damages_batched_lake

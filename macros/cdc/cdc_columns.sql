@@ -31,13 +31,6 @@
         'staged_heartbeats': [['source_format', 'string'], ['source_system', 'string']] + kafka + [
             ['heartbeat_ts', 'timestamp'], ['landing_seq', 'bigint'],
         ],
-        'cdc_current': [['source_format', 'string']] + row_key + [
-            ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],
-            ['is_deleted', 'boolean'], ['op', 'string'], ['commit_ts', 'timestamp'],
-            ['change_order', 'string'], ['change_id', 'string'],
-            ['column_types', 'map<string,string>'], ['is_keyless', 'boolean'],
-            ['row_count', 'bigint'], ['last_landing_seq', 'bigint'],
-        ],
         'history_changes': row_key + [
             ['source_format', 'string'], ['primary_key', 'map<string,string>'], ['op', 'string'],
             ['image', 'map<string,string>'], ['is_keyless', 'boolean'], ['row_delta', 'int'],
@@ -47,8 +40,9 @@
         'cdc_history': [['version_id', 'string'], ['source_format', 'string']] + row_key + [
             ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],
             ['valid_from', 'timestamp'], ['valid_to', 'timestamp'], ['is_current', 'boolean'],
-            ['op', 'string'], ['change_id', 'string'], ['change_order', 'string'],
-            ['closed_by_delete', 'boolean'], ['closing_change_id', 'string'],
+            ['is_latest', 'boolean'], ['op', 'string'], ['change_id', 'string'], ['change_order', 'string'],
+            ['closed_by_delete', 'boolean'], ['closing_change_id', 'string'], ['closing_op', 'string'],
+            ['closing_change_order', 'string'], ['closing_image', 'map<string,string>'],
             ['is_keyless', 'boolean'], ['row_count', 'bigint'], ['last_landing_seq', 'bigint'],
         ],
     } -%}

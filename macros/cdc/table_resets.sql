@@ -25,31 +25,10 @@
 {% endmacro %}
 
 
-{% macro changes_before_last_reset_landed(watermark) %}
-    {#- Whether a change-log row landed after `watermark` (landing_watermarks) is ordered before the
-        last table reset (is_table_reset) of its table: one `limit 1` query on the pruned scan of
-        the new rows at execution time; false on a full or first build. cdc_current recomputes such
-        a row's key from the whole change log; without one, that branch is left out of its SQL,
-        so an incremental run does not scan the change log's history for keys it will not find. -#}
-    {%- if not execute or not is_incremental() or is_first_build(watermark) -%}
-        {{ return(false) }}
-    {%- endif -%}
-    {%- set probe = run_query(
-        'select 1 from ' ~ ref('cdc_changelog') ~ ' as changes'
-        ~ ' inner join (select source_system, database_name, table_name, max(reset_order) as reset_order'
-        ~ ' from (' ~ table_resets() ~ ') as resets'
-        ~ ' group by source_system, database_name, table_name) as last_resets'
-        ~ ' on ' ~ join_on_keys('changes', 'last_resets', cdc_row_key_columns()[:3])
-        ~ ' where ' ~ landed_after(watermark, 'changes.landing_seq', 'changes.source_format')
-        ~ ' and changes.change_order < last_resets.reset_order limit 1') -%}
-    {{ return(probe | length > 0) }}
-{% endmacro %}
-
-
 {% macro table_resets() %}
     {#- The select of every table reset (is_table_reset) in cdc_schema_changes, one row each, with
         the reset before it in its table: a row change ordered between previous_reset_order and
-        reset_order is ended by this reset. The one definition cdc_current and cdc_history read. -#}
+        reset_order is ended by this reset. -#}
     select
         source_system,
         database_name,

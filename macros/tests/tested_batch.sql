@@ -59,7 +59,7 @@
     {#- The keys a data test with `__cdc_batch_keys__` reads, the same for every relation it reads:
         each key that the last build of any incremental model the test depends on (one with the
         row key columns, cdc_row_key_columns) wrote, as a select of those columns. One key set for
-        all, because two models compared row by row (current_matches_replay, current_matches_history)
+        all, because two models compared row by row (current_matches_replay)
         must be cut alike: each cut to its own batch differs after a build that was killed between
         the two models (the next build writes the change log's batch empty and cdc_current's whole),
         and the comparison then fails on correct tables. None, to read whole tables, when any such

@@ -5,15 +5,17 @@
         unique_key='version_id',
         merge_action_column='merge_action',
         tblproperties=cdc_merge_on_read(),
-        partition_by=['is_current'],
+        partition_by=['is_latest'],
     )
 }}
 
 -- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to).
+-- The one model of change semantics: cdc_current is each key's latest version read from here.
 -- Incremental, in two paths per key touched by newly landed changes:
 -- * appended keys (the usual case: every new change is ordered after all the key's built ones):
---   the key's open version is read from this table and the new changes are played after it.
---   The change log's history is read only in four narrow columns, to tell the two paths apart.
+--   the key's latest version (and the delete that closed it, if one did) is read from this table
+--   and the new changes are played after it. The change log's history is read only in four
+--   narrow columns, to tell the two paths apart.
 -- * late keys (a new change is ordered before a built one): the key's whole history is rebuilt
 --   from the change log, so a late change re-slices exactly that key, and versions the rebuild
 --   no longer produces are removed.
@@ -23,8 +25,8 @@
 -- table's next reset is played as one more change (op `t`) that ends the row if it is still live.
 -- A batch that lands a reset rebuilds, like late keys, every key of the table changed before it;
 -- a new change ordered before its table's last reset makes its key late too.
--- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_current:
--- the open versions every run reads sit apart from the closed ones, which grow with history.
+-- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_latest:
+-- each key's latest version, which every run and cdc_current read, sits apart from the rest.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
@@ -159,23 +161,37 @@ touched_keys as (
 
     ),
 
-    open_versions as (
+    latest_versions as (
 
-        -- the version each appended key is in now; the new changes are played after it
-        select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
-            {{ canonical_columns('history_changes', relation='existing', values={
-                'is_keyless': 'coalesce(existing.is_keyless, false)',
-                'row_delta': 'coalesce(existing.row_count, 1)',
-                'change_id': 'existing.version_id',
-                'commit_ts': 'existing.valid_from',
-                'batch_landing_seq': 'appended_keys.batch_landing_seq',
-                'floor_ts': none,
-                'is_open_version': 'true',
-            }) | indent(12) }}
-        from {{ this }} as existing
-        inner join appended_keys
-            on {{ join_on_keys('existing', 'appended_keys', keys) }}
-        where existing.is_current
+        -- the version each appended key is in now, and the delete that closed it, if one did (a
+        -- reset that closed it is played again by following_resets); the new changes follow them
+        {%- set version = {
+            'is_keyless': 'coalesce(existing.is_keyless, false)',
+            'row_delta': 'existing.row_count',
+            'change_id': 'existing.version_id',
+            'commit_ts': 'existing.valid_from',
+            'batch_landing_seq': 'appended_keys.batch_landing_seq',
+            'floor_ts': none,
+            'is_open_version': 'true',
+        } %}
+        {%- set closing_delete = version.copy() %}
+        {%- do closing_delete.update({
+            'op': 'existing.closing_op',
+            'image': 'existing.closing_image',
+            'row_delta': '-existing.row_count',
+            'change_order': 'existing.closing_change_order',
+            'change_id': 'existing.closing_change_id',
+            'commit_ts': 'existing.valid_to',
+        }) %}
+        {%- for seed, condition in [(version, ''), (closing_delete, "and existing.closing_op = 'd'")] %}
+            {{ 'union all' if not loop.first }}
+            select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
+                {{ canonical_columns('history_changes', relation='existing', values=seed) | indent(16) }}
+            from {{ this }} as existing
+            inner join appended_keys
+                on {{ join_on_keys('existing', 'appended_keys', keys) }}
+            where existing.is_latest {{ condition }}
+        {%- endfor %}
 
     ),
 
@@ -240,7 +256,7 @@ row_changes as (
     select * from replayed_changes
     {% if is_incremental() %}
         union all
-        select * from open_versions
+        select * from latest_versions
         union all
         select * from appended_changes
     {% endif %}
@@ -378,7 +394,17 @@ versions as (
         *,
         lead(effective_ts) over by_key as closed_ts,
         lead(row_count) over by_key as closing_row_count,
-        lead(change_id) over by_key as closing_change_id
+        lead(change_id) over by_key as closing_change_id,
+        lead(op) over by_key as closing_op,
+        lead(change_order) over by_key as closing_change_order,
+        -- a keyed row's delete says what the row held when it went: cdc_current shows that image
+        if(lead(op) over by_key = 'd' and not coalesce(is_keyless, false), lead(image) over by_key, null) as closing_image,
+        -- no later state holds the row: the key's latest version (cdc_current's row)
+        coalesce(max(row_count) over (
+            partition by {{ key_columns }}
+            order by change_order, change_id
+            rows between 1 following and unbounded following
+        ), 0) <= 0 as is_latest
     from significant
     window by_key as (partition by {{ key_columns }} order by change_order, change_id)
 
