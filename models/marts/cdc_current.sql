@@ -10,15 +10,7 @@
 
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
 
-with latest_versions as (
-
-    select *
-    from {{ ref('cdc_history') }}
-    where is_latest
-
-),
-
-states as (
+with states as (
 
     select
         source_format,
@@ -36,7 +28,8 @@ states as (
         is_keyless,
         if(is_current, row_count, 0) as row_count,
         last_landing_seq
-    from latest_versions
+    from {{ ref('cdc_history') }}
+    where is_latest
 
 )
 

@@ -11,25 +11,23 @@
 
 -- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to).
 -- The one model of change semantics: cdc_current is each key's latest version read from here.
--- Incremental, in two paths per key touched by newly landed changes:
--- * appended keys (the usual case: every new change is ordered after all the key's built ones):
---   the key's latest version (and the delete that closed it, if one did) is read from this table
---   and the new changes are played after it. The change log's history is read only in four
---   narrow columns, to tell the two paths apart.
--- * late keys (a new change is ordered before a built one): the key's whole history is rebuilt
---   from the change log, so a late change re-slices exactly that key, and versions the rebuild
---   no longer produces are removed.
--- A keyless table's rows are identified by their image; a version of such a row holds how many
--- identical rows exist (row_count), and every change of that number closes it and opens the next.
+-- Incremental, per key touched by newly landed changes: an appended key (every new change ordered
+-- after the key's built ones, the usual case) has its latest version, and the delete that closed
+-- it if one did, read from this table and the new changes played after it; a late key (a new
+-- change ordered before a built one) has its whole history rebuilt from the change log, and the
+-- versions the rebuild no longer produces removed. The change log's history is read only in four
+-- narrow columns, to tell the two apart. A keyless row is identified by its image; its version
+-- holds how many identical rows exist (row_count), and every change of that number closes it.
 -- A TRUNCATE or DROP TABLE (is_table_reset) sends no row changes: after each change of a key, the
--- table's next reset is played as one more change (op `t`) that ends the row if it is still live.
--- A batch that lands a reset rebuilds, like late keys, every key of the table changed before it;
--- a new change ordered before its table's last reset makes its key late too.
--- Both give what a full rebuild gives. Keys not touched are not read. Partitioned by is_latest:
--- each key's latest version, which every run and cdc_current read, sits apart from the rest.
+-- table's next reset is played as one more change (op `t`) that ends the row if still live. A
+-- batch that lands a reset rebuilds every key of the table changed before it, and a new change
+-- ordered before its table's last reset makes its key late. Both give what a full rebuild gives.
+-- Partitioned by is_latest: the versions each run and cdc_current read sit apart from the rest.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
+{#- the order of a key's changes: by source position, the change id breaking ties -#}
+{%- set in_key_order = 'partition by ' ~ key_columns ~ ' order by change_order, change_id' %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
 {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
@@ -66,30 +64,18 @@ touched_keys as (
 
 {% if is_incremental() %}
 
-    new_resets as (
-
-        select
-            source_system,
-            database_name,
-            table_name,
-            max(reset_order) as last_reset_order,
-            max(landing_seq) as batch_landing_seq
-        from table_resets
-        where {{ landed_after(watermark) if resets_landed else 'false' }}
-        group by source_system, database_name, table_name
-
-    ),
-
     reset_keys as (
 
         -- keys of a table reset in this batch that changed before the reset: rebuilt as late keys
         select
             {{ qualified_columns('changes', keys) }},
-            max(new_resets.batch_landing_seq) as batch_landing_seq
+            max(resets.landing_seq) as batch_landing_seq
         from {{ ref('cdc_changelog') }} as changes
-        inner join new_resets
-            on {{ join_on_keys('changes', 'new_resets', keys[:3]) }}
-        where changes.change_order < new_resets.last_reset_order
+        inner join table_resets as resets
+            on
+                {{ join_on_keys('changes', 'resets', keys[:3]) }}
+                and changes.change_order < resets.reset_order
+        where {{ landed_after(watermark, 'resets.landing_seq', 'resets.source_format') if resets_landed else 'false' }}
         group by {{ qualified_columns('changes', keys) }}
 
     ),
@@ -166,21 +152,14 @@ touched_keys as (
         -- the version each appended key is in now, and the delete that closed it, if one did (a
         -- reset that closed it is played again by following_resets); the new changes follow them
         {%- set version = {
-            'is_keyless': 'coalesce(existing.is_keyless, false)',
-            'row_delta': 'existing.row_count',
-            'change_id': 'existing.version_id',
-            'commit_ts': 'existing.valid_from',
-            'batch_landing_seq': 'appended_keys.batch_landing_seq',
-            'floor_ts': none,
-            'is_open_version': 'true',
+            'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
+            'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
+            'batch_landing_seq': 'appended_keys.batch_landing_seq', 'floor_ts': none, 'is_open_version': 'true',
         } %}
         {%- set closing_delete = version.copy() %}
         {%- do closing_delete.update({
-            'op': 'existing.closing_op',
-            'image': 'existing.closing_image',
-            'row_delta': '-existing.row_count',
-            'change_order': 'existing.closing_change_order',
-            'change_id': 'existing.closing_change_id',
+            'op': 'existing.closing_op', 'image': 'existing.closing_image', 'row_delta': '-existing.row_count',
+            'change_order': 'existing.closing_change_order', 'change_id': 'existing.closing_change_id',
             'commit_ts': 'existing.valid_to',
         }) %}
         {%- for seed, condition in [(version, ''), (closing_delete, "and existing.closing_op = 'd'")] %}
@@ -214,8 +193,7 @@ touched_keys as (
 
     built_versions as (
 
-        -- the built versions of late keys, in ids and keys only (the images of the whole table
-        -- are not read): those the rebuild no longer produces are deleted at the end
+        -- the ids of the built versions of late keys: those the rebuild no longer produces are deleted
         select {{ qualified_columns('existing', ['version_id'] + keys) }}
         from {{ this }} as existing
         left semi join late_keys
@@ -225,12 +203,8 @@ touched_keys as (
 
 {% else %}
 
-    late_keys as (
-
-        -- a full build: every key is rebuilt from the change log
-        select * from touched_keys
-
-    ),
+    -- a full build: every key is rebuilt from the change log
+    late_keys as (select * from touched_keys),
 
 {% endif %}
 
@@ -252,7 +226,6 @@ replayed_changes as (
 
 row_changes as (
 
-    -- the three branches are written with canonical_columns: the same columns in the same order
     select * from replayed_changes
     {% if is_incremental() %}
         union all
@@ -288,9 +261,7 @@ following_resets as (
 key_changes as (
 
     select * from row_changes
-
     union all
-
     -- a reset ends the row like a delete; it carries no image
     select
         {{ canonical_columns('history_changes', relation='following_resets', values={
@@ -312,12 +283,9 @@ running_totals as (
     -- a keyless row's running sum of inserts less deletes (a reset adds nothing)
     select
         *,
-        sum(row_delta) over (
-            partition by {{ key_columns }}
-            order by change_order, change_id
-            rows between unbounded preceding and current row
-        ) as running_delta
+        sum(row_delta) over so_far as running_delta
     from key_changes
+    window so_far as ({{ in_key_order }} rows between unbounded preceding and current row)
 
 ),
 
@@ -330,18 +298,12 @@ counted as (
         *,
         case
             when is_keyless
-                then running_delta - coalesce(
-                    last_value(if(op = 't', running_delta, null), true) over (
-                        partition by {{ key_columns }}
-                        order by change_order, change_id
-                        rows between unbounded preceding and current row
-                    ),
-                    0
-                )
+                then running_delta - coalesce(last_value(if(op = 't', running_delta, null), true) over so_far, 0)
             when op in ('d', 't') then 0
             else 1
         end as row_count
     from running_totals
+    window so_far as ({{ in_key_order }} rows between unbounded preceding and current row)
 
 ),
 
@@ -354,17 +316,12 @@ sequenced as (
         -- binlog event times can step back; validity never does. An open version keeps its start.
         case
             when is_open_version then commit_ts
-            else greatest(
-                max(commit_ts) over (
-                    partition by {{ key_columns }}
-                    order by change_order, change_id
-                    rows between unbounded preceding and current row
-                ),
-                floor_ts
-            )
+            else greatest(max(commit_ts) over so_far, floor_ts)
         end as effective_ts
     from counted
-    window by_key as (partition by {{ key_columns }} order by change_order, change_id)
+    window
+        by_key as ({{ in_key_order }}),
+        so_far as ({{ in_key_order }} rows between unbounded preceding and current row)
 
 ),
 
@@ -398,15 +355,14 @@ versions as (
         lead(op) over by_key as closing_op,
         lead(change_order) over by_key as closing_change_order,
         -- a keyed row's delete says what the row held when it went: cdc_current shows that image
-        if(lead(op) over by_key = 'd' and not coalesce(is_keyless, false), lead(image) over by_key, null) as closing_image,
+        if(lead(op) over by_key = 'd' and not coalesce(is_keyless, false), lead(image) over by_key, null)
+            as closing_image,
         -- no later state holds the row: the key's latest version (cdc_current's row)
-        coalesce(max(row_count) over (
-            partition by {{ key_columns }}
-            order by change_order, change_id
-            rows between 1 following and unbounded following
-        ), 0) <= 0 as is_latest
+        coalesce(max(row_count) over later, 0) <= 0 as is_latest
     from significant
-    window by_key as (partition by {{ key_columns }} order by change_order, change_id)
+    window
+        by_key as ({{ in_key_order }}),
+        later as ({{ in_key_order }} rows between 1 following and unbounded following)
 
 ),
 
