@@ -175,12 +175,16 @@ def test_expected_shape_of_the_final_history(batches):
 
 
 def test_history_as_of_a_point_in_time(batches):
+    """The analyst's point-in-time read, macro history_as_of (README "Point in time"), compiled
+    by dbt as a user's query would be: the rows live at 00:00:10.7, each with the image it had."""
     part, _ = batches
-    rows = part.rows(
-        "select row_key, image['v'] as v from {schema}.cdc_history "
-        "where database_name = 'shop' and valid_from <= timestamp'2026-01-01 00:00:10.7' "
-        "and (valid_to is null or valid_to > timestamp'2026-01-01 00:00:10.7')"
+    inline = (
+        "select row_key, image['v'] as v from "
+        "({{ history_as_of(\"timestamp'2026-01-01 00:00:10.7'\", history='{schema}.cdc_history') }}) as state "
+        "where database_name = 'shop'"
     )
+    [compiled] = part.dbt("compile", "--inline", inline).result.results
+    rows = part.rows(compiled.node.compiled_code)
     assert sorted((r["row_key"], r["v"]) for r in rows) == [("1", "a2"), ("3", "cL")]
 
 

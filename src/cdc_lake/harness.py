@@ -423,13 +423,14 @@ class LakePart(Lake):
         raise TypeError("a module of the shared lake lands in its land_records(lake), before the one build")
 
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
-        """`dbt test` on the shared lake, with the vars of its build: it writes nothing, so the
-        other modules still read what the one build made. Its tests read every module's rows (a
+        """`dbt test` or `dbt compile` on the shared lake, with the vars of its build: they write
+        nothing, so the other modules still read what the one build made. Its tests read every module's rows (a
         data test reads whole tables): a module that damages rows on purpose to see a test fail
         restores them, and shows first that the undamaged lake passes that test, so that the
         failures it counts are its own."""
-        if not args or args[0] != "test" or split_vars(args)[1] is not None:
-            raise TypeError("the shared lake is built once: a part runs `dbt test` only (with the build's vars); "
+        if not args or args[0] not in ("test", "compile") or split_vars(args)[1] is not None:
+            raise TypeError("the shared lake is built once: a part runs `dbt test` or `dbt compile` only (with the "
+                            "build's vars); "
                             "a module that runs other dbt commands needs a lake of its own")
         return self.shared.lake.dbt(*args, "--vars", json.dumps(self.shared.build_vars), expect_success=expect_success)
 
