@@ -161,7 +161,7 @@ def generated_workload(work: Path) -> list[tuple[str, Path]]:
     """
     if importlib.util.find_spec("cdc_lake.generator") is None:
         return []
-    from cdc_lake.landing import FORMATS
+    from cdc_lake.formats import FORMATS
 
     modelled = [fmt for fmt in FORMATS if (PROJECT_DIR / "models" / "staging" / fmt).is_dir()]
     out = work / "generated"

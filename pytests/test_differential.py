@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from cdc_lake.formats import FORMATS
 from cdc_lake.harness import Lake
-from cdc_lake.landing import FORMATS
 
 SEED, CHANGES = 20261122, 400
 

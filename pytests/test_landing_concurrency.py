@@ -15,8 +15,9 @@ from pathlib import Path
 
 from test_differential import Truth, check_against_truth, check_changelog_against_truth, generate
 
+from cdc_lake.formats import FORMATS
 from cdc_lake.harness import Lake
-from cdc_lake.landing import FORMATS, landing_sequence
+from cdc_lake.landing import landing_sequence
 
 
 def test_a_sequence_waits_for_the_commit_before_it():

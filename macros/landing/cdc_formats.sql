@@ -1,15 +1,10 @@
 {% macro cdc_formats(carrying=none) %}
-    {#- The source formats: the one list that the raw tables (create_raw_tables) and the unions of
+    {#- The source formats, from the one list both the project and the Python package read (var
+        `cdc_formats` in dbt_project.yml): what the raw tables (create_raw_tables) and the unions of
         the intermediate models read. The same words are the raw table suffixes and
         `source_format`. `carrying` narrows it to the formats with a staging model of that kind
         beside stg_<format>__changes: 'schema_changes' or 'heartbeats'. -#}
-    {%- set formats = {
-        'kafka_river_canal': [],
-        'debezium': ['schema_changes'],
-        'canal_flat': ['schema_changes'],
-        'tencent_dts': ['schema_changes', 'heartbeats'],
-        'lindorm': [],
-    } -%}
+    {%- set formats = var('cdc_formats') -%}
     {%- if carrying is none -%}
         {{ return(formats.keys() | list) }}
     {%- endif -%}
@@ -17,7 +12,7 @@
         {{ exceptions.raise_compiler_error("cdc_formats: carrying is 'schema_changes' or 'heartbeats', not " ~ carrying) }}
     {%- endif -%}
     {%- set carriers = [] -%}
-    {%- for fmt, kinds in formats.items() if carrying in kinds -%}
+    {%- for fmt, declared in formats.items() if carrying in declared['carries'] -%}
         {%- do carriers.append(fmt) -%}
     {%- endfor -%}
     {{ return(carriers) }}

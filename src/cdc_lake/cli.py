@@ -8,7 +8,8 @@ import os
 import sys
 import time
 
-from cdc_lake.landing import FORMATS, LandingReport
+from cdc_lake.formats import FORMATS
+from cdc_lake.landing import LandingReport
 
 EXIT_BAD_LINES = 3
 EXIT_WRONG_FORMAT = 4

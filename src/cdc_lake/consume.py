@@ -27,7 +27,8 @@ from typing import IO, TYPE_CHECKING, Any
 import yaml
 
 from cdc_lake.env import PROJECT_DIR, lake_dir
-from cdc_lake.landing import FORMATS, ensure_raw_table, merge_batch, raw_schema
+from cdc_lake.formats import FORMATS
+from cdc_lake.landing import ensure_raw_table, merge_batch, raw_schema
 from cdc_lake.sqltext import qualified_name, quote_identifier
 
 if TYPE_CHECKING:

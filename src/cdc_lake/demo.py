@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR, apply_defaults
-from cdc_lake.landing import FORMATS
+from cdc_lake.formats import FORMATS
 
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
 

@@ -32,17 +32,17 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cdc_lake.env import lake_dir
+from cdc_lake.formats import FORMATS
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
-    "FORMATS", "LandingReport", "Selection", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql",
+    "LandingReport", "Selection", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql",
     "raw_table", "sql_string", "unland",
 ]
 
-FORMATS = ("kafka_river_canal", "debezium", "canal_flat", "tencent_dts", "lindorm")
 PROGRESS_EVERY = 100_000
 
 # The raw table of every format (the dbt macro create_raw_tables creates the same table;

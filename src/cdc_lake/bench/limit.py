@@ -12,22 +12,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from cdc_lake.formats import message_schema_macro
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-# per format, the macro that gives the schema of one message (what a landed record holds)
-SCHEMA_MACROS = {
-    "kafka_river_canal": "kafka_river_canal_message_schema",
-    "debezium": "debezium_message_schema",
-    "canal_flat": "canal_flat_message_schema",
-    "tencent_dts": "tencent_dts_record_schema",
-    "lindorm": "lindorm_message_schema",
-}
-
-
 def schemas_inline_sql(formats: list[str]) -> str:
     """Jinja for `dbt compile --inline` that renders the formats' schemas as one JSON object."""
-    calls = ", ".join(f"{json.dumps(fmt)}: {SCHEMA_MACROS[fmt]}()" for fmt in formats)
+    calls = ", ".join(f"{json.dumps(fmt)}: {message_schema_macro(fmt)}()" for fmt in formats)
     return "{{ tojson({" + calls + "}) }}"
 
 

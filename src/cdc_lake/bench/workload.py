@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.landing import FORMATS
+from cdc_lake.formats import FORMATS
 
 BATCHES = 100
 LATE_EVERY = 100

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from cdc_lake.formats import FORMATS
 from cdc_lake.generator.runner import Options, generate
-from cdc_lake.landing import FORMATS
 
 DEMO = {"seed": 7, "changes": 2000}
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cdc_lake.formats import FORMATS
 from cdc_lake.generator import tables as T
 from cdc_lake.generator.encoders import ENCODERS, Encoder
 from cdc_lake.generator.encoders.base import PARTITIONS
@@ -23,7 +24,6 @@ from cdc_lake.generator.kafka import KINDS, Faults, RecordSink
 from cdc_lake.generator.model import DdlEvent, HBaseChange, Transaction
 from cdc_lake.generator.truth import TruthWriter
 from cdc_lake.generator.workload import Workload
-from cdc_lake.landing import FORMATS
 
 PROGRESS_EVERY = 100_000
 
