@@ -1,32 +1,18 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        file_format='iceberg',
-    )
-}}
+{{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- Every raw Canal record parsed once, classified, and kept: changes, DDL, control records and
 -- rejects all flow from this table. A Kafka value may hold one FlatMessage or a JSON array of them.
 
 with source as (
 
-    select *
-    from {{ source('cdc_raw', 'raw_canal_flat') }}
-    where {{ landed_since_last_build(source('cdc_raw', 'raw_canal_flat'), landing_watermark()) }}
+    {{ raw_records_since_last_build('canal_flat') }}
 
 ),
 
 parsed as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        kafka_value,
-        landed_at,
-        landing_seq,
+        *,
         case
             when kafka_value is null then null
             when ltrim(kafka_value) like '[%'
@@ -105,7 +91,13 @@ classified as (
             -- annotate rows, MySQL's binlog_rows_query_log_events), sent unless filterQueryDml
             when upper(msg.type) in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'MHEARTBEAT', 'QUERY') then null
             else concat('unknown type: ', coalesce(msg.type, '<missing>'))
-        end as reject_reason
+        end as reject_reason,
+        -- the kind of an accepted record (raw_record_outcome)
+        case
+            when msg.isDdl then 'ddl'
+            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and msg.data is not null then 'dml'
+            else 'control'
+        end as accepted_kind
     from keyed
 
 ),
@@ -113,23 +105,7 @@ classified as (
 final as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        landed_at,
-        landing_seq,
-        message_in_record,
-        case
-            when reject_reason = 'tombstone' then 'control'
-            when reject_reason is not null then 'rejected'
-            when msg.isDdl then 'ddl'
-            when upper(msg.type) in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and msg.data is not null then 'dml'
-            else 'control'
-        end as record_kind,
-        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
-        -- the raw text is kept only where someone must read it: in the quarantine
-        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        {{ raw_record_outcome('accepted_kind', message_in_record='message_in_record') | indent(8) }},
         msg
     from classified
 

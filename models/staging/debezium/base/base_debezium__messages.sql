@@ -1,10 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        file_format='iceberg',
-    )
-}}
+{{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- sqlfluff:max_parse_depth:2000
 -- Every raw Debezium / dtle record parsed once, decoded and classified; changes, DDL, control
@@ -17,23 +11,14 @@
 
 with source as (
 
-    select *
-    from {{ source('cdc_raw', 'raw_debezium') }}
-    where {{ landed_since_last_build(source('cdc_raw', 'raw_debezium'), landing_watermark()) }}
+    {{ raw_records_since_last_build('debezium') }}
 
 ),
 
 parsed as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        kafka_key,
-        kafka_value,
-        landed_at,
-        landing_seq,
+        *,
         from_json(kafka_key, 'map<string,string>') as key_map,
         {{ parse_json('kafka_value', debezium_message_schema()) }} as envelope
     from source
@@ -160,7 +145,13 @@ classified as (
                 then {{ missing_key_reason(
                     missing_key_column('key_image', 'key_columns'), 'database_name', 'table_name'
                 ) }}
-        end as reject_reason
+        end as reject_reason,
+        -- the kind of an accepted record (raw_record_outcome)
+        case
+            when payload.ddl is not null or payload.op = 't' then 'ddl'
+            when payload.op is not null then 'dml'
+            else 'control'
+        end as accepted_kind
     from keyed
 
 ),
@@ -168,23 +159,7 @@ classified as (
 final as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        landed_at,
-        landing_seq,
-        0 as message_in_record,
-        case
-            when reject_reason = 'tombstone' then 'control'
-            when reject_reason is not null then 'rejected'
-            when payload.ddl is not null or payload.op = 't' then 'ddl'
-            when payload.op is not null then 'dml'
-            else 'control'
-        end as record_kind,
-        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
-        -- the raw text is kept only where someone must read it: in the quarantine
-        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        {{ raw_record_outcome('accepted_kind') | indent(8) }},
         payload.op,
         coalesce(lower(payload.source.snapshot) not in ('false', ''), false) as is_snapshot,
         coalesce(payload.source.name, payload.source.server, {{ topic_source_system('kafka_topic') }})

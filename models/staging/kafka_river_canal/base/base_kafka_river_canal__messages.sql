@@ -1,10 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        file_format='iceberg',
-    )
-}}
+{{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- Every raw KafkaRiverCanal record parsed once, classified, and kept. A Kafka value holds one
 -- message for one row change: `columns` carries the row (value `v`, type `t`, `null` flag) and,
@@ -12,22 +6,14 @@
 
 with source as (
 
-    select *
-    from {{ source('cdc_raw', 'raw_kafka_river_canal') }}
-    where {{ landed_since_last_build(source('cdc_raw', 'raw_kafka_river_canal'), landing_watermark()) }}
+    {{ raw_records_since_last_build('kafka_river_canal') }}
 
 ),
 
 parsed as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        kafka_value,
-        landed_at,
-        landing_seq,
+        *,
         {{ parse_json('kafka_value', kafka_river_canal_message_schema()) }} as msg
     from source
 
@@ -114,21 +100,7 @@ classified as (
 final as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        landed_at,
-        landing_seq,
-        0 as message_in_record,
-        case
-            when reject_reason = 'tombstone' then 'control'
-            when reject_reason is not null then 'rejected'
-            else 'dml'
-        end as record_kind,
-        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
-        -- the raw text is kept only where someone must read it: in the quarantine
-        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        {{ raw_record_outcome("'dml'") | indent(8) }},
         msg.db as database_name,
         msg.`table` as table_name,
         case event when 'i' then 'c' when 'u' then 'u' when 'd' then 'd' end as op,

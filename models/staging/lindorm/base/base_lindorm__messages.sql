@@ -1,10 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        file_format='iceberg',
-    )
-}}
+{{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- sqlfluff:max_parse_depth:2000
 -- Every raw Lindorm change record (Debezium format v2) parsed once, decoded and classified.
@@ -17,23 +11,14 @@
 
 with source as (
 
-    select *
-    from {{ source('cdc_raw', 'raw_lindorm') }}
-    where {{ landed_since_last_build(source('cdc_raw', 'raw_lindorm'), landing_watermark()) }}
+    {{ raw_records_since_last_build('lindorm') }}
 
 ),
 
 parsed as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        kafka_key,
-        kafka_value,
-        landed_at,
-        landing_seq,
+        *,
         from_json(kafka_key, 'map<string,string>') as key_map,
         {{ parse_json('kafka_value', lindorm_message_schema()) }} as envelope
     from source
@@ -165,20 +150,7 @@ classified as (
 final as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        landed_at,
-        landing_seq,
-        0 as message_in_record,
-        case
-            when reject_reason = 'tombstone' then 'control'
-            when reject_reason is not null then 'rejected'
-            else 'dml'
-        end as record_kind,
-        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
-        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        {{ raw_record_outcome("'dml'") | indent(8) }},
         payload.op,
         payload.source.namespace as database_name,
         payload.source.`table` as table_name,

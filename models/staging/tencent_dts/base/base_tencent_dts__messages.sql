@@ -1,10 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        file_format='iceberg',
-    )
-}}
+{{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- Every raw Tencent Cloud DTS flat record parsed once, classified, and kept: one record is one
 -- row change (INSERT/UPDATE/DELETE), a DDL, or a control record (BEGIN, COMMIT, HEARTBEAT,
@@ -13,22 +7,14 @@
 
 with source as (
 
-    select *
-    from {{ source('cdc_raw', 'raw_tencent_dts') }}
-    where {{ landed_since_last_build(source('cdc_raw', 'raw_tencent_dts'), landing_watermark()) }}
+    {{ raw_records_since_last_build('tencent_dts') }}
 
 ),
 
 parsed as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        kafka_value,
-        landed_at,
-        landing_seq,
+        *,
         {{ parse_json('kafka_value', tencent_dts_record_schema()) }} as msg
     from source
 
@@ -129,7 +115,13 @@ classified as (
                     when msg.timestamp is null then 'DML without timestamp'
                 end
             else concat('unknown messageType: ', coalesce(msg.messageType, '<missing>'))
-        end as reject_reason
+        end as reject_reason,
+        -- the kind of an accepted record (raw_record_outcome)
+        case
+            when message_type = 'DDL' then 'ddl'
+            when message_type in ('INSERT', 'UPDATE', 'DELETE') then 'dml'
+            else 'control'
+        end as accepted_kind
     from keyed
 
 ),
@@ -137,23 +129,7 @@ classified as (
 final as (
 
     select
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        kafka_timestamp,
-        landed_at,
-        landing_seq,
-        0 as message_in_record,
-        case
-            when reject_reason = 'tombstone' then 'control'
-            when reject_reason is not null then 'rejected'
-            when message_type = 'DDL' then 'ddl'
-            when message_type in ('INSERT', 'UPDATE', 'DELETE') then 'dml'
-            else 'control'
-        end as record_kind,
-        case when reject_reason != 'tombstone' then reject_reason end as reject_reason,
-        -- the raw text is kept only where someone must read it: in the quarantine
-        case when reject_reason != 'tombstone' then kafka_value end as rejected_value,
+        {{ raw_record_outcome('accepted_kind') | indent(8) }},
         message_type,
         database_name,
         table_name,
