@@ -1,4 +1,4 @@
-{% macro landed_since_last_build(relation, watermark, column='landing_seq', mark_batch=true, other_rows_landed=false) %}
+{% macro landed_since_last_build(relation, watermark, column='landing_seq', other_rows_landed=false) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
         after `watermark` (landing_watermark, or landing_watermarks for an input that mixes
         formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap
@@ -12,13 +12,11 @@
         table is still empty) whose input has rows. A first one whose input is empty as well (a
         format nothing has landed yet) is marked empty: probing its whole batch instead, which
         parses nothing but has Spark analyse the model, cost 1-3 s per such model and build.
-        `mark_batch=false` leaves the marker out (and skips the query) for a model whose batch may
-        have rows from another input that nothing has checked (source_is_empty then probes the
-        whole batch). `other_rows_landed` says the model's other input has rows in this batch (a
+        `other_rows_landed` says the model's other input has rows in this batch (a
         table reset landed): the batch is marked as having rows without a query, since probing
         the whole batch would compute it twice. -#}
     {%- set condition = landed_after(watermark, column) -%}
-    {%- if not mark_batch or not execute or not is_incremental() -%}
+    {%- if not execute or not is_incremental() -%}
         {{ return(condition) }}
     {%- endif -%}
     {%- if other_rows_landed -%}
