@@ -90,3 +90,19 @@
     {%- endif -%}
     {{ return(items | join(',\n')) }}
 {% endmacro %}
+
+
+{% macro union_staged(kind) %}
+    {#- One `union all` branch per format that has a stg_<format>__<kind> model ('changes',
+        'schema_changes' or 'heartbeats'), in cdc_formats' order; each branch the columns of the
+        shape staged_<kind> by name (canonical_columns), so the branches line up. -#}
+    {%- set formats = cdc_formats() if kind == 'changes' else cdc_formats(carrying=kind) -%}
+    {%- for fmt in formats %}
+    select
+        {{ canonical_columns('staged_' ~ kind, relation='staged') | indent(8) }}
+    from {{ ref('stg_' ~ fmt ~ '__' ~ kind) }} as staged
+    {%- if not loop.last %}
+    union all
+    {%- endif %}
+    {%- endfor %}
+{% endmacro %}

@@ -5,23 +5,21 @@
         is rejected, rather than passing `x` on as an INT. Range is not checked here (a number out
         of its type's range is left to the `numeric_values_in_range` test). Both arguments are
         repeated: pass columns. -#}
+    {#- what a number of each family looks like, and the MySQL type names of the family -#}
+    {%- set number_patterns = [
+        ('^-?[0-9]+$', ['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']),
+        ('^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$', ['decimal', 'numeric', 'dec', 'fixed']),
+        ('^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$', ['float', 'double', 'real']),
+    ] %}
     element_at(filter(
         sort_array(map_keys({{ image }})),
         mn_col -> {{ image }}[mn_col] is not null
             and case regexp_extract(lower(trim(({{ column_types }})[mn_col])), '^([a-z]+)', 1)
-                when 'tinyint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'smallint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'mediumint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'int' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'integer' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'bigint' then not {{ image }}[mn_col] rlike '^-?[0-9]+$'
-                when 'decimal' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
-                when 'numeric' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
-                when 'dec' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
-                when 'fixed' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$'
-                when 'float' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
-                when 'double' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
-                when 'real' then not {{ image }}[mn_col] rlike '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+                {%- for pattern, type_names in number_patterns %}
+                    {%- for type_name in type_names %}
+                when '{{ type_name }}' then not {{ image }}[mn_col] rlike '{{ pattern }}'
+                    {%- endfor %}
+                {%- endfor %}
                 else false
             end
     ), 1)

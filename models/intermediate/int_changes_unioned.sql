@@ -8,12 +8,7 @@
 
 with unioned as (
 
-    {% for fmt in cdc_formats() %}
-        select
-            {{ canonical_columns('staged_changes', relation='changes') | indent(12) }}
-        from {{ ref('stg_' ~ fmt ~ '__changes') }} as changes
-        {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+    {{ union_staged('changes') }}
 
 ),
 
@@ -55,35 +50,22 @@ split as (
 
 final as (
 
+    -- the update's halves take their own op, key, images and (derived) id; the rest as staged
     select
-        case when half_id_suffix = '' then change_id else md5(concat(change_id, ' ', half_id_suffix)) end
-            as change_id,
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        half_op as op,
-        key_columns,
-        is_keyless,
-        half_row_key as row_key,
-        case
-            when half_op = op then primary_key
-            when half_op = 'd' then map_filter(before, (k, v) -> array_contains(key_columns, k))
-            else map_filter(after, (k, v) -> array_contains(key_columns, k))
-        end as primary_key,
-        case when half_op != 'c' then before end as before,
-        case when half_op != 'd' then after end as after,
-        column_types,
-        commit_ts,
-        capture_ts,
-        change_order,
-        source_position,
-        gtid,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        row_in_message,
-        landing_seq
+        {{ canonical_columns('staged_changes', relation='split', values={
+            'change_id': "case when half_id_suffix = '' then change_id
+                else md5(concat(change_id, ' ', half_id_suffix)) end",
+            'op': 'half_op',
+            'row_key': 'half_row_key',
+            'primary_key': "case
+                when half_op = op then primary_key
+                when half_op = 'd' then map_filter(before, (k, v) -> array_contains(key_columns, k))
+                else map_filter(after, (k, v) -> array_contains(key_columns, k))
+            end",
+            'before': "case when half_op != 'c' then before end",
+            'after': "case when half_op != 'd' then after end",
+        }) | indent(8) }},
+        is_keyless
     from split
 
 )

@@ -3,12 +3,7 @@
 
 with unioned as (
 
-    {% for fmt in cdc_formats(carrying='heartbeats') %}
-        select
-            {{ canonical_columns('staged_heartbeats', relation='heartbeats') | indent(12) }}
-        from {{ ref('stg_' ~ fmt ~ '__heartbeats') }} as heartbeats
-        {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+    {{ union_staged('heartbeats') }}
 
 ),
 

@@ -35,19 +35,13 @@ classified as (
 
 final as (
 
+    -- a filtered record keeps its coordinates and table, not its reject reason or value
     select
-        source_format,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        message_in_record,
-        landing_seq,
-        landed_at,
-        database_name,
-        table_name,
-        case when is_filtered then 'filtered' else record_kind end as record_kind,
-        case when not is_filtered then reject_reason end as reject_reason,
-        case when not is_filtered then rejected_value end as rejected_value
+        {{ canonical_columns('raw_records', relation='classified', values={
+            'record_kind': "case when is_filtered then 'filtered' else record_kind end",
+            'reject_reason': 'case when not is_filtered then reject_reason end',
+            'rejected_value': 'case when not is_filtered then rejected_value end',
+        }) | indent(8) }}
     from classified
 
 )

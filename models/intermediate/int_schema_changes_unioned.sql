@@ -3,12 +3,7 @@
 
 with unioned as (
 
-    {% for fmt in cdc_formats(carrying='schema_changes') %}
-        select
-            {{ canonical_columns('staged_schema_changes', relation='ddl') | indent(12) }}
-        from {{ ref('stg_' ~ fmt ~ '__schema_changes') }} as ddl
-        {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+    {{ union_staged('schema_changes') }}
 
 ),
 

@@ -31,17 +31,7 @@ with new_changes as (
 
 deduplicated as (
 
-    select *
-    from (
-        select
-            *,
-            row_number() over (
-                partition by change_id
-                order by landing_seq, kafka_topic, kafka_partition, kafka_offset
-            ) as delivery_number
-        from new_changes
-    ) as deliveries
-    where delivery_number = 1
+    {{ first_delivery('new_changes', 'change_id') }}
 
 ),
 

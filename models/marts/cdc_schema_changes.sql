@@ -20,38 +20,14 @@ with new_schema_changes as (
 
 deduplicated as (
 
-    select *
-    from (
-        select
-            *,
-            row_number() over (
-                partition by schema_change_id
-                order by landing_seq, kafka_topic, kafka_partition, kafka_offset
-            ) as delivery_number
-        from new_schema_changes
-    ) as deliveries
-    where delivery_number = 1
+    {{ first_delivery('new_schema_changes', 'schema_change_id') }}
 
 ),
 
 final as (
 
     select
-        schema_change_id,
-        source_format,
-        source_system,
-        database_name,
-        table_name,
-        ddl_type,
-        ddl_statement,
-        commit_ts,
-        change_order,
-        source_position,
-        gtid,
-        kafka_topic,
-        kafka_partition,
-        kafka_offset,
-        landing_seq
+        {{ canonical_columns('staged_schema_changes', relation='deduplicated') | indent(8) }}
     from deduplicated
 
 )

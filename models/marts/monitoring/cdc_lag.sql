@@ -39,11 +39,7 @@ table_lag as (
 heartbeats as (
 
     select
-        source_format,
-        source_system,
-        kafka_topic,
-        kafka_partition,
-        heartbeat_ts,
+        *,
         {{ landing_time('landing_seq') }} as landed_at
     from {{ ref('int_heartbeats_unioned') }}
 

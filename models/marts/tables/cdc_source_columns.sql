@@ -45,15 +45,17 @@ shapes as (
 
 observed as (
 
+    -- one row per column of each shape, in the stored table's columns
     select
         shapes.database_name,
         shapes.table_name,
         c.column_name,
-        c.column_position,
         from_json(shapes.column_types_json, 'map<string,string>')[c.column_name] as mysql_type,
         {{ mysql_type_rank("from_json(shapes.column_types_json, 'map<string,string>')[c.column_name]") }}
             as mysql_type_rank,
+        shapes.last_seen_ts as mysql_type_seen_ts,
         array_contains(shapes.key_columns, c.column_name) as is_primary_key,
+        c.column_position as first_position,
         shapes.first_seen_ts,
         shapes.last_seen_ts,
         shapes.last_landing_seq
@@ -65,33 +67,14 @@ observed as (
 
 ),
 
-batch_columns as (
+combined as (
 
-    select
-        database_name,
-        table_name,
-        column_name,
-        max_by(mysql_type, {{ type_order | replace('@ts', 'last_seen_ts') }}) as mysql_type,
-        max(case when mysql_type is not null then mysql_type_rank end) as mysql_type_rank,
-        max_by(last_seen_ts, {{ type_order | replace('@ts', 'last_seen_ts') }}) as mysql_type_seen_ts,
-        max_by(is_primary_key, last_seen_ts) as is_primary_key,
-        min_by(column_position, first_seen_ts) as first_position,
-        min(first_seen_ts) as first_seen_ts,
-        max(last_seen_ts) as last_seen_ts,
-        max(last_landing_seq) as last_landing_seq
-    from observed
-    group by 1, 2, 3
-
-),
-
-{% if is_incremental() %}
-
-    combined as (
-
-        select * from batch_columns
+    select * from observed
+    {%- if is_incremental() %}
 
         union all
 
+        -- the stored rows of the columns the batch touches, folded in by the same aggregation
         select
             existing.database_name,
             existing.table_name,
@@ -106,23 +89,14 @@ batch_columns as (
             existing.last_seen_ts,
             existing.last_landing_seq
         from {{ this }} as existing
-        left semi join batch_columns
+        left semi join observed
             on
-                existing.database_name = batch_columns.database_name
-                and existing.table_name = batch_columns.table_name
-                and existing.column_name = batch_columns.column_name
+                existing.database_name = observed.database_name
+                and existing.table_name = observed.table_name
+                and existing.column_name = observed.column_name
+    {%- endif %}
 
-    ),
-
-{% else %}
-
-    combined as (
-
-        select * from batch_columns
-
-    ),
-
-{% endif %}
+),
 
 final as (
 
