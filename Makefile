@@ -8,7 +8,7 @@ STAMP := $(VENV)/.cdc_lake_installed
 BENCH_STAMP := $(VENV)/.cdc_lake_bench_installed
 SIZE ?= 1m
 
-.PHONY: setup demo demo-kafka check-all test test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
 
 setup: $(STAMP)
 
@@ -51,7 +51,18 @@ test: $(STAMP)
 	[ $$tests -eq 0 ] || [ $$tests -eq 5 ] || exit $$tests; \
 	exit $$lint
 
-# Heavier runs (real processes killed mid-build, larger workloads): CI runs them after `make test`.
+# Everything `make test` leaves out, in one pytest run (one Spark session for all; test_analyst's
+# lake serves its docs-site tests too): the modules marked `integration` (lakes that later commands
+# change: re-landing, unland, full refresh, scheduled checks; concurrent landers; the analyst's
+# workflow), the slow ones (processes killed mid-build, land + build + query at once), a real Kafka
+# broker, MariaDB end to end (CDC_LAKE_E2E=ci unless set: `make e2e` runs the full matrix), the
+# standalone cluster, the benchmark tool and the docs site. CI runs it after `make test`.
+INTEGRATION := integration or slow or kafka or e2e or cluster or bench or docs_site
+test-integration: $(STAMP)
+	CDC_LAKE_E2E=$${CDC_LAKE_E2E:-ci} $(BIN)/python -m pytest -ra -m "$(INTEGRATION)" || [ $$? -eq 5 ]
+
+# Parts of test-integration alone.
+# Heavier runs (real processes killed mid-build, larger workloads).
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -ra -m slow || [ $$? -eq 5 ]
 

@@ -30,6 +30,8 @@ from cdc_lake.env import PROJECT_DIR
 from cdc_lake.harness import copy_project, kcat_lines
 from cdc_lake.tables import parse_column_types
 
+pytestmark = pytest.mark.integration
+
 PAYMENT_TYPES = {
     "id": "bigint(20) unsigned",
     "amount": "decimal(12,2)",

@@ -27,6 +27,8 @@ MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "
 DUMP = """
 import json, sys
 from cdc_lake.spark import get_spark
+
+pytestmark = pytest.mark.integration
 spark = get_spark("dump")
 out = {}
 landing = {"landing_seq", "last_landing_seq", "landed_at"}  # differ between two lakes by design

@@ -24,7 +24,7 @@ import pytest
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.metastore import MetastoreServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
 TIMEOUT = 1800

@@ -12,6 +12,8 @@ import itertools
 import pytest
 from conftest import CONFORMANCE
 
+pytestmark = pytest.mark.integration
+
 CANAL_DATA = CONFORMANCE / "flink" / "canal-data.txt"
 INCREMENTAL_MODELS = [
     "base_canal_flat__messages",

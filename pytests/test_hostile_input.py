@@ -32,6 +32,8 @@ import pytest
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.harness import Lake
 
+pytestmark = pytest.mark.integration
+
 Json = Any
 DB, TABLE = "hostile", "items"
 COMMIT_MS = 1_709_251_201_000

@@ -13,11 +13,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from test_differential import Truth, check_against_truth, check_changelog_against_truth, generate
 
 from cdc_lake.formats import FORMATS
 from cdc_lake.harness import Lake
 from cdc_lake.landing import landing_sequence
+
+pytestmark = pytest.mark.integration
 
 
 def test_a_sequence_waits_for_the_commit_before_it():

@@ -21,10 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import CONFORMANCE
 
 from cdc_lake.cli import EXIT_CONFLICTS, EXIT_WRONG_FORMAT, main
 from cdc_lake.harness import kcat_lines
+
+pytestmark = pytest.mark.integration
 
 BIN = Path(sys.executable).parent
 DTLE = CONFORMANCE / "dtle" / "dtle-messages.jsonl"

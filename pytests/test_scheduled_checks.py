@@ -18,6 +18,8 @@ from test_mistakes import canal
 
 from cdc_lake.harness import kcat_lines
 
+pytestmark = pytest.mark.integration
+
 TOPIC = "scheduled.shop.items"
 ES = 1_700_000_000_000
 

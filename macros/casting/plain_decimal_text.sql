@@ -40,7 +40,7 @@
                 then concat({{ sign }}, {{ digits }}, repeat('0', {{ point }} - length({{ digits }})))
             else concat(
                 {{ sign }},
-                coalesce(nullif(ltrim('0', substr({{ digits }}, 1, {{ point }})), ''), '0'),
+                coalesce(nullif(trim(leading '0' from substr({{ digits }}, 1, {{ point }})), ''), '0'),
                 '.', substr({{ digits }}, {{ point }} + 1)
             )
         end

@@ -95,11 +95,14 @@ def main() -> int:
         "group by source_format, source_system order by source_format, source_system"
     ).show(truncate=60)
     print_rejects(spark, schema)
-    print("== a few current rows")
+    print("== a few current rows: the first two keys of each source system (the same key comes from each)")
     spark.sql(
-        f"select database_name, table_name, row_key, is_deleted, image from {schema}.cdc_current "
-        "order by database_name, table_name, row_key limit 8"
-    ).show(truncate=80)
+        "select source_format, source_system, database_name, table_name, row_key, is_deleted, image from ("
+        "  select *, row_number() over ("
+        "    partition by source_system order by database_name, table_name, row_key) as key_number"
+        f"  from {schema}.cdc_current"
+        ") where key_number <= 2 order by source_format, source_system, database_name, table_name, row_key"
+    ).show(n=20, truncate=60)
     print("== a typed table (models/marts/tables; add yours with `cdc-lake add-table DATABASE TABLE`)")
     typed = spark.sql(f"select * from {schema}.shop__orders_current order by row_key limit 5")
     typed.drop("change_order").show(truncate=40)
