@@ -2,14 +2,13 @@
 
 The change log of each file, replayed as Flink row kinds (insert/snapshot read -> +I; update ->
 -U before, +U after; delete -> -D), must equal the rows the Flink test expects, in order; the
-current state must equal the final state those rows imply. One build covers the three files, each
-landed on its own topic (so its own source_system); the table filter var reproduces Flink's
-`database.include = "^my.*"`, `table.include = "^prod.*"` for the filter-table file.
+current state must equal the final state those rows imply. The three files land in the shared
+lake (conftest `shared_lake`), each on its own topic (so its own source_system); the table filter
+var reproduces Flink's `database.include = "^my.*"`, `table.include = "^prod.*"` for the
+filter-table file.
 """
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from conftest import CONFORMANCE
@@ -18,10 +17,11 @@ from flink_rowkinds import expected_rows, flink_row, replay
 FLINK = CONFORMANCE / "flink"
 COLUMNS = ["id", "name", "description", "weight"]
 FILES = ["canal-data", "canal-data-filter-table", "canal-data-with-init"]
-TABLE_FILTER = {
-    # Flink's database regex "^my.*" and table regex "^prod.*" as one `database.table` pattern;
-    # the other two files' database stays included.
-    "cdc_include_tables": [r"inventory\..*", r"my[^.]*\.prod.*"],
+BUILD_VARS = {
+    # Flink's database regex "^my.*" and table regex "^prod.*" on the filter-table file, whose one
+    # database is `mydb`: every table of it but the prod* ones is left out. An exclusion, so the
+    # shared lake's other modules keep their tables (no other module lands a `mydb`).
+    "cdc_exclude_tables": [r"mydb\.(?!prod).*"],
 }
 
 
@@ -35,12 +35,10 @@ def final_state(rows: list[str]) -> dict[str, tuple[bool, str]]:
     return state
 
 
-@pytest.fixture(scope="module")
-def built(lake):
+def land_records(lake):
+    """This module's records; one build of the shared lake (conftest.shared_lake) makes `built`."""
     for name in FILES:
         lake.land("canal_flat", FLINK / f"{name}.txt", raw_values=True, topic=name)
-    lake.build("--vars", json.dumps(TABLE_FILTER), typed_tables=False)
-    return lake
 
 
 def changes_of(lake, topic: str) -> list[dict]:
