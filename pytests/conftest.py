@@ -11,10 +11,6 @@ from typing import Any
 
 import pytest
 
-# The conformance corpus written by others (../shared/conformance), kept in the repo with its
-# licence notes (fixtures/conformance/README.md) so a clone anywhere runs the same tests.
-CONFORMANCE = Path(os.environ.get("CDC_LAKE_CONFORMANCE", Path(__file__).parent / "fixtures" / "conformance"))
-
 # A test run gets its own lake, never the developer's `.lake`.
 os.environ["CDC_LAKE_DIR"] = os.environ.get("CDC_LAKE_TEST_DIR") or tempfile.mkdtemp(prefix="cdc_lake_test_")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
@@ -40,7 +36,7 @@ def metastore_servers(tmp_path_factory) -> Iterator[None]:
     torn down last, after the Spark session has closed."""
     lake = Path(os.environ["CDC_LAKE_DIR"])
     yield
-    from cdc_lake.metastore import MetastoreServer, stop_servers_under
+    from cdc_lake.servers.metastore import MetastoreServer, stop_servers_under
 
     MetastoreServer.for_lake(lake).stop()
     stop_servers_under(tmp_path_factory.getbasetemp())
@@ -58,7 +54,7 @@ def spark():
 @pytest.fixture(scope="module")
 def lake(spark, request) -> Iterator[Lake]:  # noqa: F821
     """A fresh pair of schemas named after the test module."""
-    from cdc_lake.harness import Lake
+    from cdc_lake.testing.harness import Lake
 
     lake = Lake(spark, module_lake_name(request.module))
     lake.drop()
@@ -83,7 +79,7 @@ def shared_lake(spark, request) -> Iterator[SharedLake]:  # noqa: F821
     of them as on one module's. A module joins by defining `land_records(lake)` (and `BUILD_VARS`,
     the vars its build needs) and using the `built` fixture below; its records keep to topics and
     source tables of its own, which the shared lake checks."""
-    from cdc_lake.harness import SharedLake
+    from cdc_lake.testing.harness import SharedLake
 
     modules = modules_using(request, "shared_lake")
     shared = SharedLake(spark, "t_shared_lake")
@@ -106,7 +102,7 @@ def batched_lake(spark, request) -> Iterator[BatchedLake]:  # noqa: F821
     `dbt build` after each, so they pay for the longest scenario's builds, not for the sum. A
     module joins by defining `BATCHES`, `land_batch(lake, batch)` and `observe(part)` and using
     `batches` below."""
-    from cdc_lake.harness import BatchedLake
+    from cdc_lake.testing.harness import BatchedLake
 
     modules = modules_using(request, "batched_lake")
     batched = BatchedLake(spark, "t_batched_lake")
@@ -126,7 +122,7 @@ def batches(batched_lake, request) -> tuple[LakePart, list[Any]]:  # noqa: F821
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory) -> Iterator[Any]:
     """A KRaft broker on free loopback ports in a temporary folder, stopped whatever happens."""
-    from cdc_lake.kafka_broker import LocalKafka
+    from cdc_lake.servers.kafka_broker import LocalKafka
 
     with LocalKafka(tmp_path_factory.mktemp("kafka")) as broker:
         yield broker

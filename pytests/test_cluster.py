@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import CONFORMANCE
 
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.testing.conformance import CONFORMANCE
 
 pytestmark = pytest.mark.cluster
 
@@ -84,7 +84,7 @@ class Cluster:
 
 def _stop_everything(cluster: Cluster) -> None:
     """`cdc-lake cluster stop`, then the same in-process for anything its pid files still name."""
-    from cdc_lake import cluster as cluster_mod
+    from cdc_lake.servers import cluster as cluster_mod
 
     began = time.monotonic()
     try:

@@ -11,8 +11,8 @@ filter-table file.
 from __future__ import annotations
 
 import pytest
-from conftest import CONFORMANCE
-from flink_rowkinds import expected_rows, flink_row, replay
+
+from cdc_lake.testing.conformance import CONFORMANCE, expected_rows, flink_row, replay
 
 FLINK = CONFORMANCE / "flink"
 COLUMNS = ["id", "name", "description", "weight"]

@@ -21,10 +21,9 @@ import datetime as dt
 import json
 
 import pytest
-from conftest import CONFORMANCE
-from flink_rowkinds import expected_rows, replay
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE, expected_rows, replay
+from cdc_lake.testing.harness import kcat_lines
 
 FLINK = CONFORMANCE / "flink"
 DEBEZIUM = CONFORMANCE / "debezium"

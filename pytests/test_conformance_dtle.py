@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import CONFORMANCE
-
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE
+from cdc_lake.testing.harness import kcat_lines
 
 DTLE = CONFORMANCE / "dtle"
 # dtle names a table's topic `<job topic>.<database>.<table>`; its job topic here is `dtle` (the

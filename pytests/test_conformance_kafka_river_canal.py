@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import CONFORMANCE
-
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE
+from cdc_lake.testing.harness import kcat_lines
 
 EXAMPLES = CONFORMANCE / "kafkarivercanal" / "canalx-protocol-examples.jsonl"
 TOPIC = "canalx-protocol-examples"

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import CONFORMANCE
-from flink_rowkinds import replay
-
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE, replay
+from cdc_lake.testing.harness import kcat_lines
 
 EXAMPLES = CONFORMANCE / "lindorm" / "lindorm-debezium-v2-doc-examples.jsonl"
 TOPIC = "lindorm_examples"

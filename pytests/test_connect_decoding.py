@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.harness import kcat_lines
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 # (MySQL type, precision, scale, the value as MySQL prints it)

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CONFORMANCE
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE
+from cdc_lake.testing.harness import kcat_lines
 
 BIN = Path(sys.executable).parent
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]

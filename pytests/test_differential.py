@@ -11,164 +11,22 @@ of everything landed must give the same tables. The concurrency test reuses the 
 from __future__ import annotations
 
 import functools
-import json
 import tempfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from cdc_lake.formats import FORMATS
-from cdc_lake.harness import Lake
-
-SEED, CHANGES = 20261122, 400
-
-
-def generate(out: Path, *extra: str) -> Path:
-    from cdc_lake.cli import main
-
-    assert main(["generate", "--seed", str(SEED), "--changes", str(CHANGES), "--out", str(out), "--quiet", *extra]) == 0
-    return out
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8", newline="\n") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-KEYLESS = "<keyless: identified by its image>"
-
-
-def row_key(key: dict[str, str]) -> str:
-    """The change log's canonical row key: the value, or a JSON array in key-name order. A keyless
-    table's rows are compared by their images (the pipeline's key is a hash of the image)."""
-    if not key:
-        return KEYLESS
-    if len(key) == 1:
-        return next(iter(key.values()))
-    return json.dumps([key[k] for k in sorted(key)], separators=(",", ":"), ensure_ascii=False)
-
-
-class Truth:
-    def __init__(self, out: Path) -> None:
-        truth = out / "truth"
-        self.current = read_jsonl(truth / "current.jsonl")
-        self.history = read_jsonl(truth / "history.jsonl")
-        self.malformed = read_jsonl(truth / "malformed.jsonl")
-        self.changes = read_jsonl(truth / "changes.jsonl")
-        self.ddl = read_jsonl(truth / "ddl.jsonl")
-        meta = json.loads((truth / "tables.json").read_text())
-        self.tables = meta["tables"]
-        self.formats = meta["formats"]
-        self.json_columns = {
-            (t["database"], t["table"], c["name"]) for t in self.tables for c in t["columns"]
-            if (c["mysql_type"] or "").startswith("json")
-        }
-
-    def carried_by(self, fmt: str) -> set[tuple[str, str]]:
-        return {(t["database"], t["table"]) for t in self.tables if fmt in t["formats"]}
-
-    def normal(self, db: str, table: str, image: dict | None) -> str | None:
-        """An image as comparable text; JSON column values compared parsed (Debezium sends compact JSON)."""
-        if image is None:
-            return None
-        out = {}
-        for column, value in image.items():
-            if value is not None and (db, table, column) in self.json_columns:
-                value = json.dumps(json.loads(value), sort_keys=True)
-            out[column] = value
-        return json.dumps(out, sort_keys=True, ensure_ascii=False)
-
-    def expected_current(self, fmt: str) -> Counter:
-        """Live rows as a multiset: a keyless table may hold identical rows."""
-        tables = self.carried_by(fmt)
-        return Counter(
-            (r["database"], r["table"], row_key(r["key"]), self.normal(r["database"], r["table"], r["image"]))
-            for r in self.current if (r["database"], r["table"]) in tables
-        )
-
-    def expected_history(self, fmt: str) -> list[tuple]:
-        tables = self.carried_by(fmt)
-        return sorted(
-            (v["database"], v["table"], row_key(v["key"]), self.normal(v["database"], v["table"], v["image"]),
-             v["valid_from"], v["valid_to"], v["closed_by_delete"], v.get("row_count", 1))
-            for v in self.history if (v["database"], v["table"]) in tables
-        )
-
-
-def text_ts(value) -> str | None:
-    return None if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def actual_current(lake: Lake, truth: Truth, fmt: str) -> Counter:
-    rows = lake.rows(
-        f"select database_name, table_name, row_key, image, is_keyless, row_count from {{schema}}.cdc_current "
-        f"where source_format = '{fmt}' and not is_deleted"
-    )
-    return Counter({
-        (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"])): r["row_count"]
-        for r in rows
-        for db, table in [(r["database_name"], r["table_name"])]
-    })
-
-
-def actual_history(lake: Lake, truth: Truth, fmt: str) -> list[tuple]:
-    rows = lake.rows(
-        f"select database_name, table_name, row_key, image, valid_from, valid_to, closed_by_delete, is_keyless, "
-        f"row_count from {{schema}}.cdc_history where source_format = '{fmt}'"
-    )
-    return sorted(
-        (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"]),
-         text_ts(r["valid_from"]), text_ts(r["valid_to"]), r["closed_by_delete"], r["row_count"])
-        for r in rows
-        for db, table in [(r["database_name"], r["table_name"])]
-    )
-
-
-def land_all(lake: Lake, out: Path, batch: int | None = None) -> None:
-    for fmt in FORMATS:
-        pattern = f"{fmt}.jsonl" if batch is None else f"{fmt}-{batch}.jsonl"
-        for path in sorted(out.glob(pattern)):
-            report = lake.land(fmt, path)
-            assert not report.bad_lines, report.bad_lines[:3]
-
-
-def check_against_truth(lake: Lake, truth: Truth) -> None:
-    for fmt in FORMATS:
-        assert actual_current(lake, truth, fmt) == truth.expected_current(fmt), fmt
-        assert actual_history(lake, truth, fmt) == truth.expected_history(fmt), fmt
-
-
-def check_changelog_against_truth(lake: Lake, truth: Truth) -> None:
-    """Per format and row: the same changes, in the same order, with the same images and commit times."""
-    rows = lake.rows(
-        "select source_format, database_name, table_name, row_key, is_keyless, op, before, after, commit_ts "
-        "from {schema}.cdc_changelog order by change_order, change_id"
-    )
-
-    def identity(db: str, table: str, key: str, before: dict | None, after: dict | None) -> tuple:
-        # a keyless row is its image
-        return (db, table, key) if key != KEYLESS else (db, table, truth.normal(db, table, after or before))
-
-    for fmt in FORMATS:
-        tables = truth.carried_by(fmt)
-        actual, expected = defaultdict(list), defaultdict(list)
-        for r in rows:
-            if r["source_format"] == fmt:
-                db, table = r["database_name"], r["table_name"]
-                key = KEYLESS if r["is_keyless"] else r["row_key"]
-                actual[identity(db, table, key, r["before"], r["after"])].append(
-                    (r["op"], truth.normal(db, table, r["before"]), truth.normal(db, table, r["after"]),
-                     text_ts(r["commit_ts"]))
-                )
-        for c in truth.changes:
-            if (c["database"], c["table"]) in tables:
-                expected[identity(c["database"], c["table"], row_key(c["key"]), c["before"], c["after"])].append(
-                    (c["op"], truth.normal(c["database"], c["table"], c["before"]),
-                     truth.normal(c["database"], c["table"], c["after"]), c["commit_time"])
-                )
-        assert dict(actual) == dict(expected), fmt
-
+from cdc_lake.testing.harness import Lake
+from cdc_lake.testing.truth import (
+    Truth,
+    check_against_truth,
+    check_changelog_against_truth,
+    generate,
+    land_all,
+    text_ts,
+)
 
 # The faulty scenario lands in the batched lake (conftest `batched_lake`): its three batches beside
 # the history and table-reset scenarios', with one build after each (dbt's data tests on the last).

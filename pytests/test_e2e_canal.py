@@ -1,6 +1,6 @@
 """End to end with Alibaba Canal: MariaDB → Canal server (FlatMessage JSON) → Kafka → cdc_lake.
 
-A MariaDB server, the KRaft broker and Canal's server (`cdc_lake.canal_server`, Canal 1.1.4 with
+A MariaDB server, the KRaft broker and Canal's server (`cdc_lake.testing.canal_server`, Canal 1.1.4 with
 `canal.mq.flatMessage=true`) start on free loopback ports in a temporary folder and stop whatever
 happens. Canal 1.1.4 cannot parse the CREATE/DROP TABLE events of MariaDB 10.6+, so the tables are
 created before it starts (it begins at the binlog's end); after that the workload changes rows and
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from test_e2e_debezium import canonical, ddl_text, diff, mysql_columns, rows_match, typed_lake, typed_truth
 
 from cdc_lake import cli
-from cdc_lake.canal_server import MAX_RECORD_BYTES, CanalServer
 from cdc_lake.consume import ConsumeSettings, TopicRule, consume
-from cdc_lake.e2e_workload import (
+from cdc_lake.servers.kafka_broker import LocalKafka, wait_for_message
+from cdc_lake.testing.canal_server import MAX_RECORD_BYTES, CanalServer
+from cdc_lake.testing.e2e_workload import (
     DATABASE,
     MEGABYTE_TEXT,
     ROW_MAX,
@@ -50,9 +50,9 @@ from cdc_lake.e2e_workload import (
     create_tables,
     insert,
 )
-from cdc_lake.harness import DbtFailure, Lake, copy_project
-from cdc_lake.kafka_broker import LocalKafka, wait_for_message
-from cdc_lake.mariadb import PASSWORD, USER, LocalMariaDB
+from cdc_lake.testing.harness import DbtFailure, Lake, copy_project
+from cdc_lake.testing.mariadb import PASSWORD, USER, LocalMariaDB
+from cdc_lake.testing.mysql_values import canonical, ddl_text, diff, mysql_columns, rows_match, typed_lake, typed_truth
 
 pytestmark = pytest.mark.e2e
 

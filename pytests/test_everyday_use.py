@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.metastore import MetastoreServer
+from cdc_lake.servers.metastore import MetastoreServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

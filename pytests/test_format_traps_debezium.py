@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.harness import kcat_lines
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 BIG = 123456789012345678901234567890123456789012345

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.harness import kcat_lines
 
 CANAL_TOPIC = "canal-traps"
 MISSING_KEY = (

@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import CONFORMANCE
+
+from cdc_lake.testing.conformance import CONFORMANCE
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from cdc_lake.harness import Lake, kcat_lines
+from cdc_lake.testing.harness import Lake, land_messages
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 TYPES = {"id": "int(11)", "v": "varchar(32)"}
@@ -109,12 +109,6 @@ def actual(lake: Lake, database: str = "shop") -> tuple[dict, list[tuple]]:
         )
     )
     return current, history
-
-
-def land_messages(lake: Lake, messages: list[dict], offset: int, topic: str = "shop") -> int:
-    lines = kcat_lines([json.dumps(m) for m in messages], topic=topic, start_offset=offset)
-    lake.land("canal_flat", lines)
-    return offset + len(lines)
 
 
 # The scenario in the batched lake (conftest `batched_lake`): its batches land beside the other

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import Lake
+from cdc_lake.testing.harness import Lake
 
 pytestmark = pytest.mark.integration
 
@@ -510,8 +510,8 @@ def hostile_table(built: Built) -> Iterator[tuple[Lake, str]]:
     """`cdc-lake add-table` for the table with the hostile database, table and column names (already
     in the lake from the corpus), in a copy of the project; then a build of its typed models and tests."""
     from cdc_lake import cli
-    from cdc_lake.harness import copy_project
     from cdc_lake.tables import model_base
+    from cdc_lake.testing.harness import copy_project
 
     lake = built[0]
     folder = Path(tempfile.mkdtemp(prefix="cdc_lake_hostile_project_"))

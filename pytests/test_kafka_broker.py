@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cdc_lake.kafka_broker import LocalKafka, new_cluster_id
+from cdc_lake.servers.kafka_broker import LocalKafka, new_cluster_id
 
 # URL-safe base64 maps the six high bits 111110 to "-": a UUID whose first byte is 0xF8-0xFB
 # gives a cluster id that starts with "-"

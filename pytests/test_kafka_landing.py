@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_differential import Truth, check_against_truth, generate
 
 from cdc_lake.consume import ConsumeSettings, TopicRule, consume, load_rules
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import Lake
-from cdc_lake.kafka_broker import produce_dump
+from cdc_lake.servers.kafka_broker import produce_dump
+from cdc_lake.testing.harness import Lake
+from cdc_lake.testing.truth import Truth, check_against_truth, generate
 
 pytestmark = pytest.mark.kafka
 

@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.harness import kcat_lines
 
 ES = 1_700_000_000_000
 VARS = {"cdc_primary_keys": {"ids.configured": ["code"]}}

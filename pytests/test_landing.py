@@ -8,8 +8,8 @@ import json
 import pytest
 
 from cdc_lake.cli import EXIT_BAD_LINES, main
-from cdc_lake.harness import kcat_lines
 from cdc_lake.landing import parse_kcat_line
+from cdc_lake.testing.harness import kcat_lines
 
 
 def raw_rows(lake, fmt: str) -> list[dict]:

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_differential import Truth, check_against_truth, check_changelog_against_truth, generate
 
 from cdc_lake.formats import FORMATS
-from cdc_lake.harness import Lake
 from cdc_lake.landing import landing_sequence
+from cdc_lake.testing.harness import Lake
+from cdc_lake.testing.truth import Truth, check_against_truth, check_changelog_against_truth, generate
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lake.metastore import MetastoreServer
+from cdc_lake.servers.metastore import MetastoreServer
 from cdc_lake.sql_shell import format_table, split_statements
 
 BIN = Path(sys.executable).parent

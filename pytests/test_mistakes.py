@@ -14,7 +14,6 @@ run the CLI in-process on the module's lake (one Spark session, a handful of sma
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,10 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CONFORMANCE
 
 from cdc_lake.cli import EXIT_CONFLICTS, EXIT_WRONG_FORMAT, main
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.conformance import CONFORMANCE
+from cdc_lake.testing.harness import canal_item, kcat_lines
 
 pytestmark = pytest.mark.integration
 
@@ -34,27 +33,6 @@ DTLE = CONFORMANCE / "dtle" / "dtle-messages.jsonl"
 TOPIC = "mistakes.shop"
 # what the builds here need; tests of models left out are left out too
 MODELS = ("+cdc_rejected_messages", "+cdc_reconciliation", "+cdc_current", "--indirect-selection", "cautious")
-
-
-def canal(op: str, row_id: int, name: str, es: int, message_id: int, old: dict | None = None) -> str:
-    """A Canal FlatMessage of one row of shop.items."""
-    return json.dumps(
-        {
-            "data": [{"id": str(row_id), "name": name}],
-            "database": "shop",
-            "es": es,
-            "id": message_id,
-            "isDdl": False,
-            "mysqlType": {"id": "int(11)", "name": "varchar(20)"},
-            "old": [old] if old else None,
-            "pkNames": ["id"],
-            "sql": "",
-            "sqlType": {"id": 4, "name": 12},
-            "table": "items",
-            "ts": es + 5,
-            "type": op,
-        }
-    )
 
 
 def debezium_value() -> tuple[str, str]:
@@ -104,7 +82,7 @@ def test_wrong_format_is_stopped_before_spark(tmp_path):
 def test_format_pairs_are_checked_each_and_a_file_needs_a_format(tmp_path):
     key, value = debezium_value()
     dbz = write(tmp_path / "dbz.jsonl", kcat_lines([value], topic="dbserver1.shop.orders", keys=[key]))
-    flat = write(tmp_path / "flat.jsonl", kcat_lines([canal("INSERT", 1, "a", 1_700_000_000_000, 1)], topic=TOPIC))
+    flat = write(tmp_path / "flat.jsonl", kcat_lines([canal_item("INSERT", 1, "a", 1_700_000_000_000, 1)], topic=TOPIC))
     lake_dir = tmp_path / "lake"
     lake_dir.mkdir()
     # the pairs swapped: both are reported, nothing is landed
@@ -154,7 +132,7 @@ def test_several_formats_in_one_command(lake, tmp_path, capsys):
     dbz = write(tmp_path / "dbz.jsonl", kcat_lines([value], topic="dbserver1.inventory.customers", keys=[key]))
     flat = write(
         tmp_path / "flat.jsonl",
-        kcat_lines([canal("INSERT", i, f"n{i}", 1_700_000_000_000 + i, i) for i in (1, 2, 3)], topic=TOPIC),
+        kcat_lines([canal_item("INSERT", i, f"n{i}", 1_700_000_000_000 + i, i) for i in (1, 2, 3)], topic=TOPIC),
     )
     lake._activate()
     assert main(["land", f"debezium={dbz}", f"canal_flat={flat}"]) == 0
@@ -166,7 +144,7 @@ def test_several_formats_in_one_command(lake, tmp_path, capsys):
 
 
 def test_a_reject_warns_in_the_build_that_brought_it(lake):
-    bogus = canal("BOGUS", 9, "x", 1_700_000_000_009, 9)
+    bogus = canal_item("BOGUS", 9, "x", 1_700_000_000_009, 9)
     lake.land("canal_flat", kcat_lines([bogus], topic=TOPIC, start_offset=3))
     # the one full build (every model and seed), as a lake in use has had: later builds select
     result = lake.build()
@@ -187,8 +165,8 @@ def test_changed_content_at_a_landed_offset_is_reported_and_a_recreated_topic_la
         tmp_path / "recreated.jsonl",
         kcat_lines(
             [
-                canal("UPDATE", 1, "renamed", 1_700_000_100_000, 20, old={"name": "n1"}),
-                canal("DELETE", 2, "n2", 1_700_000_100_001, 21),
+                canal_item("UPDATE", 1, "renamed", 1_700_000_100_000, 20, old={"name": "n1"}),
+                canal_item("DELETE", 2, "n2", 1_700_000_100_001, 21),
             ],
             topic=TOPIC,
         ),
@@ -239,7 +217,7 @@ def test_unland_removes_a_mistake_and_the_full_refresh_forgets_it(lake, tmp_path
     mistaken = "mistakes.other_team"
     lake.land(
         "canal_flat",
-        kcat_lines([canal("INSERT", 7, "not ours", 1_700_000_200_000, 30), canal("NOPE", 8, "x", 1, 31)],
+        kcat_lines([canal_item("INSERT", 7, "not ours", 1_700_000_200_000, 30), canal_item("NOPE", 8, "x", 1, 31)],
                    topic=mistaken, partition=1),
     )
     # with error severity, the build that quarantines the new reject fails on it
@@ -300,7 +278,7 @@ class SparkCursor:
 def test_the_thrift_path_reports_conflicts_with_the_same_sql(lake, tmp_path):
     from cdc_lake.landing import land_over_thrift
 
-    changed = write(tmp_path / "changed.jsonl", kcat_lines([canal("INSERT", 1, "other", 1, 99)], topic=TOPIC))
+    changed = write(tmp_path / "changed.jsonl", kcat_lines([canal_item("INSERT", 1, "other", 1, 99)], topic=TOPIC))
     lake._activate()
     report = land_over_thrift(SparkCursor(lake.spark), "canal_flat", [str(changed)])
     assert (report.records_landed, report.conflicts) == (0, 1)
@@ -325,8 +303,8 @@ def test_what_a_value_looks_like():
         '{"source":{"server":"mysql2"},"databaseName":"a","ddl":"CREATE TABLE a (id int)"}': "debezium",
         '{"ts_ms":1700000000000}': "debezium",  # heartbeat
         lindorm: "lindorm",
-        canal("INSERT", 1, "a", 1, 1): "canal_flat",
-        f"[{canal('INSERT', 1, 'a', 1, 1)}]": "canal_flat",  # an array of FlatMessages
+        canal_item("INSERT", 1, "a", 1, 1): "canal_flat",
+        f"[{canal_item('INSERT', 1, 'a', 1, 1)}]": "canal_flat",  # an array of FlatMessages
         krc: "kafka_river_canal",
         dts: "tencent_dts",
         '{"database":"d","table":"t","type":"insert","ts":1,"data":{"id":1}}': None,  # Maxwell

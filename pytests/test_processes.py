@@ -1,4 +1,4 @@
-"""cdc_lake.processes on real child processes, without Spark: command lines, liveness (a zombie is
+"""cdc_lake.servers.processes on real child processes, without Spark: command lines, liveness (a zombie is
 dead), process groups, and which process holds a file open."""
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from cdc_lake.metastore import DATABASE, embedded_holder
-from cdc_lake.ports import HOST, free_port, port_is_free, port_open
-from cdc_lake.processes import (
+from cdc_lake.servers.metastore import DATABASE, embedded_holder
+from cdc_lake.servers.ports import HOST, free_port, port_is_free, port_open
+from cdc_lake.servers.processes import (
     cmdline,
     group_alive,
     is_alive,
     lock_holder,
     peak_rss_bytes,
-    stop_pid,
-    stop_process_group,
+    stop_group,
 )
 
 
@@ -174,7 +173,7 @@ def test_peak_rss() -> None:
     assert peak_rss_bytes(2**22 + 1) == 0
 
 
-def test_stop_process_group_stops_the_group(tmp_path: Path) -> None:
+def test_stop_group_stops_the_group(tmp_path: Path) -> None:
     """A leader and its child stop on SIGTERM; a leader that ignores SIGTERM is killed after the timeout."""
     script = "sleep 60 & echo $! > child.pid; wait"
     leader = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, start_new_session=True)
@@ -182,8 +181,8 @@ def test_stop_process_group_stops_the_group(tmp_path: Path) -> None:
         time.sleep(0.05)
     child = int((tmp_path / "child.pid").read_text())
     assert is_alive(child)
-    stop_process_group(leader, timeout=10)
-    assert leader.returncode is not None
+    stop_group(leader.pid, timeout=10)
+    assert not psutil.pid_exists(leader.pid)  # stopped and reaped
     deadline = time.monotonic() + 5
     while is_alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -192,14 +191,13 @@ def test_stop_process_group_stops_the_group(tmp_path: Path) -> None:
     stubborn = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60 & wait; sleep 60"], start_new_session=True)
     time.sleep(0.3)  # let bash install its trap
     started = time.monotonic()
-    stop_process_group(stubborn, timeout=1)
-    assert stubborn.returncode == -signal.SIGKILL
+    stop_group(stubborn.pid, timeout=1)
+    assert not psutil.pid_exists(stubborn.pid)  # killed (SIGTERM was trapped) and reaped
     assert time.monotonic() - started >= 1
-    stop_process_group(stubborn, timeout=1)  # already stopped: nothing to do
-    stop_process_group(None, timeout=1)
+    stop_group(stubborn.pid, timeout=1)  # already stopped: nothing to do
 
 
-def test_stop_pid_escalates_to_sigkill_and_reaps(tmp_path: Path) -> None:
+def test_stop_group_of_a_process_that_leads_none_escalates_and_reaps(tmp_path: Path) -> None:
     """A process that ignores SIGTERM is killed after the timeout, and a child is reaped (no zombie)."""
     ready = tmp_path / "ready"
     stubborn = subprocess.Popen([sys.executable, "-c", (
@@ -207,17 +205,17 @@ def test_stop_pid_escalates_to_sigkill_and_reaps(tmp_path: Path) -> None:
         f"pathlib.Path({str(ready)!r}).touch(); time.sleep(60)")])
     assert _until(ready.exists)
     started = time.monotonic()
-    stop_pid(stubborn.pid, timeout=1.0)
+    stop_group(stubborn.pid, timeout=1.0)
     assert time.monotonic() - started >= 1.0  # SIGTERM was ignored: the timeout ran out first
     assert not psutil.pid_exists(stubborn.pid)  # killed and reaped: not even a zombie is left
-    stop_pid(stubborn.pid, timeout=1.0)  # a process already gone is no error
+    stop_group(stubborn.pid, timeout=1.0)  # a process already gone is no error
 
 
-def test_stop_pid_gives_the_grace_period_first(sleeper: subprocess.Popen) -> None:
+def test_stop_group_gives_the_grace_period_first(sleeper: subprocess.Popen) -> None:
     """With a grace period, nothing is sent while it lasts: the process ends by itself."""
     threading.Timer(0.5, sleeper.terminate).start()  # its own shutdown, requested elsewhere
     started = time.monotonic()
-    stop_pid(sleeper.pid, timeout=5.0, grace=5.0)
+    stop_group(sleeper.pid, timeout=5.0, grace=5.0)
     assert 0.4 <= time.monotonic() - started < 4.0  # waited for it, and no longer than needed
     assert not is_alive(sleeper.pid)
 

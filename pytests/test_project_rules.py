@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import invoke_dbt
+from cdc_lake.testing.harness import invoke_dbt
 
 GRAIN_TESTS = {"unique", "unique_combination"}
 
@@ -214,3 +214,75 @@ def test_the_materialization_sees_the_compiled_sql(manifest):
     source = inspect.getsource(ModelContext.ctx_model.fget)
     assert "compiled_code" in source and "to_dict" in source, source
     assert "model.get('compiled_code')" in manifest["macros"]["macro.cdc_lake.source_is_empty"]["macro_sql"]
+
+
+PACKAGE = PROJECT_DIR / "src" / "cdc_lake"
+
+
+def module_imports() -> dict[str, set[str]]:
+    """cdc_lake module -> the cdc_lake modules it imports, at module level or inside a function."""
+    import ast
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [base]).strip(".")
+                found.add(base)
+                found |= {f"{base}.{alias.name}" for alias in node.names}
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def test_the_package_imports_form_no_circle():
+    """No module of cdc_lake imports, directly or through others, a module that imports it back (a
+    package's __init__ aside, which may re-export its own modules)."""
+    graph = module_imports()
+    assert len(graph) > 40
+    path: list[str] = []
+    done: set[str] = set()
+
+    def visit(module: str) -> None:
+        if module in path:
+            cycle = path[path.index(module):] + [module]
+            raise AssertionError("import circle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if not imported.startswith(module + "."):  # a package importing its own modules
+                visit(imported)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)
+
+
+def test_every_server_process_is_started_by_the_one_supervisor():
+    """The package starts server processes in one place (cdc_lake.servers.supervisor.LocalServer);
+    each server is a LocalServer: the product's (metastore, Kafka broker, cluster daemons) and the
+    end-to-end rig's (MariaDB, Kafka Connect, Canal)."""
+    from cdc_lake.servers.cluster import Daemon
+    from cdc_lake.servers.kafka_broker import LocalKafka
+    from cdc_lake.servers.metastore import MetastoreServer
+    from cdc_lake.servers.supervisor import LocalServer
+    from cdc_lake.testing.canal_server import CanalServer
+    from cdc_lake.testing.kafka_connect import KafkaConnect
+    from cdc_lake.testing.mariadb import LocalMariaDB
+
+    spawning = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if "Popen(" in p.read_text())
+    assert spawning == ["servers/supervisor.py"]
+    for server in (Daemon, LocalKafka, MetastoreServer, CanalServer, KafkaConnect, LocalMariaDB):
+        assert issubclass(server, LocalServer), server

@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_mistakes import canal
 
-from cdc_lake.harness import kcat_lines
+from cdc_lake.testing.harness import canal_item, kcat_lines
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +25,7 @@ ES = 1_700_000_000_000
 
 def change(op: str, row_id: int, name: str, msg_id: int, old: dict | None = None) -> str:
     """A Canal FlatMessage of one row of shop.items, committed msg_id seconds after ES."""
-    return canal(op, row_id, name, ES + msg_id * 1000, msg_id, old)
+    return canal_item(op, row_id, name, ES + msg_id * 1000, msg_id, old)
 
 
 FIRST = [

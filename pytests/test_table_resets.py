@@ -16,9 +16,8 @@ import json
 from collections import defaultdict
 
 import pytest
-from test_history_scenario import land_messages
 
-from cdc_lake.harness import Lake
+from cdc_lake.testing.harness import Lake, land_messages
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 # a database and topic of its own: the scenario lands beside the other batched scenarios'

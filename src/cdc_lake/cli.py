@@ -171,7 +171,7 @@ def _consume(args: argparse.Namespace) -> int:
 
     bootstrap = args.bootstrap_servers or os.environ.get("CDC_LAKE_KAFKA_BOOTSTRAP")
     if not bootstrap:
-        from cdc_lake import kafka_broker
+        from cdc_lake.servers import kafka_broker
 
         bootstrap = kafka_broker.running_bootstrap()
     if not bootstrap:
@@ -214,7 +214,7 @@ def _consume(args: argparse.Namespace) -> int:
 
 
 def _kafka(args: argparse.Namespace) -> int:
-    from cdc_lake.kafka_broker import BrokerError, LocalKafka
+    from cdc_lake.servers.kafka_broker import BrokerError, LocalKafka
 
     broker = LocalKafka()
     if args.action == "start":
@@ -237,7 +237,7 @@ def _kafka(args: argparse.Namespace) -> int:
 
 
 def _metastore(args: argparse.Namespace) -> int:
-    from cdc_lake.metastore import HOST, MetastoreError, MetastoreServer, embedded_holder
+    from cdc_lake.servers.metastore import HOST, MetastoreError, MetastoreServer, embedded_holder
 
     server = MetastoreServer.for_lake()
     if args.action == "start":
@@ -265,7 +265,7 @@ def _metastore(args: argparse.Namespace) -> int:
 
 
 def _cluster(args: argparse.Namespace) -> int:
-    from cdc_lake import cluster
+    from cdc_lake.servers import cluster
 
     settings = cluster.Settings.from_env()
     if args.action == "start":

@@ -30,7 +30,7 @@ def demo_files(folder: Path) -> dict[str, list[Path]]:
 
 def land_through_kafka(spark, files: dict[str, list[Path]]) -> None:  # noqa: ANN001 - a SparkSession
     from cdc_lake.consume import DEFAULT_CONFIG, ConsumeSettings, consume, load_rules
-    from cdc_lake.kafka_broker import LocalKafka, produce_dump
+    from cdc_lake.servers.kafka_broker import LocalKafka, produce_dump
 
     with LocalKafka() as broker:
         print(f"== a Kafka broker at {broker.bootstrap}; producing the demo data into its topics")

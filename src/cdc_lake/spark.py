@@ -53,7 +53,7 @@ def get_spark(app_name: str = "cdc_lake", extra: dict[str, str] | None = None) -
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    from cdc_lake.metastore import ensure_local_metastore
+    from cdc_lake.servers.metastore import ensure_local_metastore
 
     ensure_local_metastore()
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_lake.env import PROJECT_DIR
-from cdc_lake.harness import invoke_dbt
+from cdc_lake.testing.harness import invoke_dbt
 
 PEER_PROJECT_DIR = PROJECT_DIR / "bench" / "peer_snapshot"
 

@@ -157,7 +157,7 @@ def _spark_landing(spark, bootstrap: str, run: int | str, work: Path, fmt: str) 
 
 
 def run(args: argparse.Namespace) -> dict:
-    from cdc_lake.kafka_broker import LocalKafka, produce_dump
+    from cdc_lake.servers.kafka_broker import LocalKafka, produce_dump
     from cdc_lake.spark import get_spark
 
     work = Path(tempfile.mkdtemp(prefix="cdc_lake_bench_kafka_"))
@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> dict:
                      f"{read_runs[-1]['records_per_s']:,.0f}/s, append {append_runs[-1]['records_per_s']:,.0f}/s, "
                      f"consume {landed / seconds:,.0f}/s")
     finally:
-        from cdc_lake.metastore import MetastoreServer
+        from cdc_lake.servers.metastore import MetastoreServer
 
         # the lake's metastore server outlives this process unless stopped; the folder holds
         # the broker's log and the generated workload

@@ -4,7 +4,7 @@ The driver is the JVM that PySpark started (in local mode it also runs the execu
 read two ways: the JVM heap in use, sampled every `SAMPLE_SECONDS` through py4j, and the resident
 set high-water mark (`VmHWM` in /proc/<pid>/status) of the java process, reset before each step
 by writing 5 to /proc/<pid>/clear_refs (Linux >= 4.0; if that fails the figure is the process's
-lifetime peak, and `rss_reset` says so). Both go through `cdc_lake.processes` (psutil has no
+lifetime peak, and `rss_reset` says so). Both go through `cdc_lake.servers.processes` (psutil has no
 peak RSS, so that module reads these two /proc files itself).
 """
 
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from cdc_lake.processes import peak_rss_bytes, reset_peak_rss
+from cdc_lake.servers.processes import peak_rss_bytes, reset_peak_rss
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

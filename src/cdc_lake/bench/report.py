@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from cdc_lake.processes import cpu_model
+from cdc_lake.servers.processes import cpu_model
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -54,7 +54,7 @@ def measure(runs: int) -> dict[str, list[dict[str, float]]]:
                 load = os.getloadavg()[0]
                 results[name].append({"seconds": _timed(command, env), "load_before": load})
     finally:
-        from cdc_lake.metastore import MetastoreServer
+        from cdc_lake.servers.metastore import MetastoreServer
 
         MetastoreServer.for_lake(folder / "lake").stop()  # its processes started it
         shutil.rmtree(folder, ignore_errors=True)

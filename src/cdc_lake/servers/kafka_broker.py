@@ -19,14 +19,11 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 from cdc_lake.env import jvm_dir, lake_dir
-from cdc_lake.ports import free_port, port_open
-from cdc_lake.processes import is_alive, stop_pid
-
-START_TIMEOUT = 90.0
-STOP_TIMEOUT = 30.0
+from cdc_lake.servers.ports import free_port, port_open
+from cdc_lake.servers.processes import is_alive
+from cdc_lake.servers.supervisor import START_TIMEOUT, LocalServer
 
 
 class BrokerError(Exception):
@@ -46,13 +43,21 @@ def new_cluster_id(random_bytes: Callable[[], bytes] = lambda: uuid.uuid4().byte
             return cluster_id
 
 
-class LocalKafka:
-    """A KRaft broker whose state lives in `folder`."""
+class LocalKafka(LocalServer):
+    """A KRaft broker whose state lives in `folder`; detached: it runs until stopped, and another
+    command finds it again by the pid and ports in `state.json`."""
+
+    name = "broker"
+    error = BrokerError
 
     def __init__(self, folder: Path | None = None, heap: str = "512m") -> None:
-        self.folder = Path(folder or lake_dir() / "kafka").resolve()
+        super().__init__(folder or lake_dir() / "kafka")
         self.heap = heap
         self.state_file = self.folder / "state.json"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "broker.log"
 
     # ------------------------------------------------------------------ state
 
@@ -70,9 +75,16 @@ class LocalKafka:
             raise BrokerError(f"no broker was ever started in {self.folder}")
         return f"127.0.0.1:{port}"
 
-    def pid(self) -> int | None:
+    def recorded_pid(self) -> int | None:
         pid = self._state().get("pid")
         return int(pid) if pid and is_alive(int(pid)) else None
+
+    def record(self, pid: int) -> None:
+        self._save(pid=pid)
+
+    def forget(self) -> None:
+        if self.state_file.exists():
+            self._save(pid=None)
 
     def is_running(self) -> bool:
         return self.pid() is not None and self._accepts()
@@ -154,54 +166,30 @@ class LocalKafka:
             if result.returncode != 0:
                 raise BrokerError(f"formatting the broker's storage failed: {result.stderr or result.stdout}")
 
-    def start(self, timeout: float = START_TIMEOUT) -> LocalKafka:
-        """Start the broker unless it runs already; wait until it accepts connections."""
-        if self.is_running():
-            return self
-        self._configure()
-        with open(self.folder / "broker.out", "ab") as out:
-            process = subprocess.Popen(
-                self._java("kafka.Kafka", str(self.folder / "server.properties")),
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        self._save(pid=process.pid)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = (self.folder / "broker.out").read_text(errors="replace")[-2000:]
-                raise BrokerError(f"the broker exited with {process.returncode}: {tail}")
-            if self._accepts() and self._ready():
-                return self
-            time.sleep(0.5)
-        self.stop()
-        raise BrokerError(f"the broker did not come up within {timeout:.0f}s; see {self.folder / 'broker.log'}")
+    def command(self) -> list[str]:
+        return self._java("kafka.Kafka", str(self.folder / "server.properties"))
 
-    def _ready(self) -> bool:
+    def ready(self) -> bool:
         from confluent_kafka.admin import AdminClient
 
+        if not self._accepts():
+            return False
         try:
             AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=2)
         except Exception:  # noqa: BLE001 - any failure means "not yet"
             return False
         return True
 
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM (a clean shutdown), then SIGKILL after `timeout` seconds."""
-        pid = self.pid()
-        if pid is None:
-            return
-        stop_pid(pid, timeout)
-        self._save(pid=None)
+    def start(self, timeout: float = START_TIMEOUT) -> LocalKafka:
+        """Start the broker unless it runs already; wait until it accepts connections."""
+        if self.is_running():
+            return self
+        self._configure()
+        return super().start(timeout)
 
     def restart(self) -> None:
         self.stop()
         self.start()
-
-    def __enter__(self) -> LocalKafka:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ topics
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import platform
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -57,36 +56,35 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def stop_process_group(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
-    """SIGTERM to the process group that `process` leads (started with start_new_session=True), so
-    its children stop too; SIGKILL after `timeout` seconds. Returns once the leader is reaped."""
-    if process is None or process.poll() is not None:
-        return
+def stop_group(pid: int, timeout: float, grace: float = 0.0) -> None:
+    """Stop a process by pid (it may have been started by another command: no Popen needed), with
+    its process group when it leads one (started with start_new_session=True), so its children stop
+    too; a group it does not lead is never signalled. Waits `grace` seconds for it to end by itself
+    (after a shutdown request of the caller's), then sends SIGTERM, then SIGKILL after `timeout`
+    seconds. Reaps it when it is this process's child."""
     try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout)
+        pgid = pid if os.getpgid(pid) == pid else None
     except ProcessLookupError:
-        process.wait()
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        _reap(pid)
+        return
 
+    def gone() -> bool:
+        _reap(pid)
+        return not (group_alive(pgid) if pgid is not None else is_alive(pid))
 
-def stop_pid(pid: int, timeout: float, grace: float = 0.0) -> None:
-    """Stop a process known by its pid (one another command may have started, so no Popen): wait
-    `grace` seconds for it to end by itself (after a shutdown request of its own), then SIGTERM,
-    then SIGKILL after `timeout` seconds. Reaps it when it is this process's child."""
     for sig, wait in ((None, grace), (signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
         if sig is not None:
             try:
-                os.kill(pid, sig)
+                if pgid is not None:
+                    os.killpg(pgid, sig)
+                else:
+                    os.kill(pid, sig)
             except ProcessLookupError:
                 break
         deadline = time.monotonic() + wait
-        while is_alive(pid) and time.monotonic() < deadline:
-            _reap(pid)
-            time.sleep(0.2)
-        if not is_alive(pid):
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if gone():
             break
     _reap(pid)
 

@@ -13,19 +13,16 @@ from __future__ import annotations
 import getpass
 import shutil
 import subprocess
-import time
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cdc_lake.ports import free_port
-from cdc_lake.processes import stop_process_group
+from cdc_lake.servers.ports import free_port
+from cdc_lake.servers.supervisor import LocalServer
 
 if TYPE_CHECKING:
     import pymysql
 
 START_TIMEOUT = 60.0
-STOP_TIMEOUT = 30.0
 # the account Debezium and the test use (over TCP); root stays on the socket
 USER = "cdc"
 PASSWORD = "cdc"
@@ -43,18 +40,24 @@ def server_binary() -> str:
     raise MariaDBError("mariadbd not found: install Debian's mariadb-server (apt-get install -y mariadb-server)")
 
 
-class LocalMariaDB:
+class LocalMariaDB(LocalServer):
     """A MariaDB server whose data, binlog, socket and logs live in `folder`."""
 
+    name = "mariadbd"
+    error = MariaDBError
+
     def __init__(self, folder: Path, server_id: int = 1) -> None:
-        self.folder = Path(folder).resolve()
+        super().__init__(folder)
         self.server_id = server_id
         self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def socket(self) -> Path:
         return self.folder / "mysqld.sock"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "error.log"
 
     def _install(self) -> None:
         data = self.folder / "data"
@@ -69,13 +72,11 @@ class LocalMariaDB:
         if result.returncode != 0:
             raise MariaDBError(f"mariadb-install-db failed: {result.stderr or result.stdout}")
 
-    def start(self, timeout: float = START_TIMEOUT) -> LocalMariaDB:
-        self._install()
-        self.port = free_port()
-        command = [
+    def command(self) -> list[str]:
+        return [
             server_binary(), "--no-defaults", f"--datadir={self.folder / 'data'}", f"--user={getpass.getuser()}",
             f"--port={self.port}", "--bind-address=127.0.0.1", f"--socket={self.socket}",
-            f"--pid-file={self.folder / 'mariadbd.pid'}", f"--log-error={self.folder / 'error.log'}",
+            f"--pid-file={self.folder / 'mariadbd.pid'}", f"--log-error={self.log_file}",
             # what Debezium needs: a row-based binlog with every column of both images
             f"--log-bin={self.folder / 'data' / 'mysql-bin'}", "--binlog-format=ROW", "--binlog-row-image=FULL",
             f"--server-id={self.server_id}",
@@ -83,24 +84,18 @@ class LocalMariaDB:
             "--max-allowed-packet=64M", "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=128M",
             "--skip-name-resolve", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
         ]
-        with open(self.folder / "mariadbd.out", "ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise MariaDBError(f"mariadbd exited with {self.process.returncode}: {self._log_tail()}")
-            if self.socket.exists() and self._root_sql(
-                f"create user if not exists '{USER}'@'%' identified by '{PASSWORD}';"
-                f"grant all privileges on *.* to '{USER}'@'%' with grant option;"
-            ):
-                return self
-            time.sleep(0.5)
-        self.stop()
-        raise MariaDBError(f"mariadbd did not come up within {timeout:.0f}s: {self._log_tail()}")
 
-    def _log_tail(self) -> str:
-        log = self.folder / "error.log"
-        return log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    def ready(self) -> bool:
+        # serving once root, on the socket, can create the account Debezium and the test use
+        return self.socket.exists() and self._root_sql(
+            f"create user if not exists '{USER}'@'%' identified by '{PASSWORD}';"
+            f"grant all privileges on *.* to '{USER}'@'%' with grant option;"
+        )
+
+    def start(self, timeout: float = START_TIMEOUT) -> LocalMariaDB:
+        self._install()
+        self.port = free_port()
+        return super().start(timeout)
 
     def _root_sql(self, sql: str) -> bool:
         result = subprocess.run(
@@ -116,14 +111,3 @@ class LocalMariaDB:
             host="127.0.0.1", port=self.port, user=USER, password=PASSWORD, database=database,
             charset="utf8mb4", autocommit=autocommit, max_allowed_packet=64 * 1024 * 1024,
         )
-
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM to the server's process group (a clean shutdown), SIGKILL after `timeout`."""
-        stop_process_group(self.process, timeout)
-        self.process = None
-
-    def __enter__(self) -> LocalMariaDB:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()

@@ -12,21 +12,18 @@ listens on a free loopback port (status only), and the process is stopped whatev
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.ports import free_port
-from cdc_lake.processes import stop_process_group
+from cdc_lake.servers.ports import free_port
+from cdc_lake.servers.supervisor import LocalServer
 
 START_TIMEOUT = 180.0
-STOP_TIMEOUT = 30.0
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 
@@ -86,16 +83,24 @@ def debezium_mariadb(
     })
 
 
-class KafkaConnect:
-    """A standalone Connect worker running `connectors`, its state in `folder`."""
+class KafkaConnect(LocalServer):
+    """A standalone Connect worker running `connectors`, its state in `folder`. It counts as started
+    once its process runs; `wait_running` waits for the connectors."""
+
+    name = "connect"
+    error = ConnectError
 
     def __init__(self, folder: Path, bootstrap: str, connectors: Sequence[Connector], heap: str = "768m") -> None:
-        self.folder = Path(folder).resolve()
+        super().__init__(folder)
         self.bootstrap = bootstrap
         self.connectors = list(connectors)
         self.heap = heap
         self.rest_port = 0
-        self.process: subprocess.Popen[bytes] | None = None
+        self.connector_files: list[Path] = []
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "connect.log"
 
     def _classpath(self) -> str:
         jars = jvm_dir("connect")
@@ -140,17 +145,17 @@ class KafkaConnect:
             files.append(path)
         return files
 
-    def start(self) -> KafkaConnect:
-        files = self._configure()
-        command = [
+    def command(self) -> list[str]:
+        return [
             "java", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
             "-cp", self._classpath(), "org.apache.kafka.connect.cli.ConnectStandalone",
-            str(self.folder / "worker.properties"), *map(str, files),
+            str(self.folder / "worker.properties"), *map(str, self.connector_files),
         ]
-        with open(self.folder / "connect.out", "ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        return self
+
+    def start(self, timeout: float = START_TIMEOUT) -> KafkaConnect:
+        self.connector_files = self._configure()
+        return super().start(timeout)
 
     def _get(self, path: str) -> object | None:
         try:
@@ -164,8 +169,7 @@ class KafkaConnect:
         return found if isinstance(found, dict) else {}
 
     def check_alive(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            raise ConnectError(f"the Connect worker is not running: {self.log_tail()}")
+        super().check_alive()
         for connector in self.connectors:
             for task in self.status(connector.name).get("tasks", []):
                 if task.get("state") == "FAILED":
@@ -185,21 +189,6 @@ class KafkaConnect:
                 return
             time.sleep(1.0)
         raise ConnectError(f"connectors not running within {timeout:.0f}s: {self.log_tail()}")
-
-    def log_tail(self, chars: int = 3000) -> str:
-        log = self.folder / "connect.log"
-        return log.read_text(errors="replace")[-chars:] if log.exists() else ""
-
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM to the worker's process group, SIGKILL after `timeout`."""
-        stop_process_group(self.process, timeout)
-        self.process = None
-
-    def __enter__(self) -> KafkaConnect:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def _properties(values: Mapping[str, str]) -> str:

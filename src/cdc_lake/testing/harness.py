@@ -436,3 +436,31 @@ class LakePart(Lake):
 
     def drop(self) -> None:
         """The shared lake is dropped once, by its owner."""
+
+
+def canal_item(op: str, row_id: int, name: str, es: int, message_id: int, old: dict | None = None) -> str:
+    """A Canal FlatMessage of one row of shop.items."""
+    return json.dumps(
+        {
+            "data": [{"id": str(row_id), "name": name}],
+            "database": "shop",
+            "es": es,
+            "id": message_id,
+            "isDdl": False,
+            "mysqlType": {"id": "int(11)", "name": "varchar(20)"},
+            "old": [old] if old else None,
+            "pkNames": ["id"],
+            "sql": "",
+            "sqlType": {"id": 4, "name": 12},
+            "table": "items",
+            "ts": es + 5,
+            "type": op,
+        }
+    )
+
+
+def land_messages(lake: Lake, messages: list[dict], offset: int, topic: str = "shop") -> int:
+    """Land Canal FlatMessages (dicts) as kcat lines on `topic` from Kafka offset `offset`; the next offset."""
+    lines = kcat_lines([json.dumps(m) for m in messages], topic=topic, start_offset=offset)
+    lake.land("canal_flat", lines)
+    return offset + len(lines)

@@ -26,17 +26,16 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
-import subprocess
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR, apply_defaults, iceberg_jar
-from cdc_lake.ports import port_open
-from cdc_lake.processes import cmdline, group_alive, is_alive
+from cdc_lake.servers.ports import port_open
+from cdc_lake.servers.processes import cmdline, is_alive
+from cdc_lake.servers.supervisor import LocalServer
 from cdc_lake.spark import profile_settings
 
 HOST = "127.0.0.1"
@@ -142,26 +141,45 @@ def thrift_server_hiveconf(settings: Settings) -> dict[str, str]:
     }
 
 
-@dataclass
-class Daemon:
-    """One cluster process: how to start it, how to recognise it, and when it is healthy."""
+class Daemon(LocalServer):
+    """One cluster process: how to start it, how to recognise it, and when it is healthy. Detached:
+    its pid is kept in `run/<name>.pid`, its output in `logs/<name>.log`."""
 
-    name: str
-    main_class: str
-    argv: list[str]
-    port: int
-    healthy: Callable[[], bool] = field(repr=False)
-    settings: Settings = field(repr=False)
+    error = ClusterError
+    poll_seconds = 1.0
+
+    def __init__(
+        self, name: str, main_class: str, argv: list[str], port: int, healthy: Callable[[], bool], settings: Settings,
+    ) -> None:
+        super().__init__(settings.cluster_dir)
+        self.name = name  # type: ignore[misc] - each daemon names its own files
+        self.main_class = main_class
+        self.argv = argv
+        self.port = port
+        self.healthy = healthy
+        self.settings = settings
+
+    def command(self) -> list[str]:
+        return self.argv
+
+    def ready(self) -> bool:
+        return self.healthy()
+
+    def environment(self) -> dict[str, str]:
+        return _process_env(self.settings)
+
+    def working_dir(self) -> Path:
+        return self.settings.cluster_dir
 
     @property
     def pid_file(self) -> Path:
         return self.settings.path("run", f"{self.name}.pid")
 
     @property
-    def log_file(self) -> Path:
+    def output_file(self) -> Path:
         return self.settings.path("logs", f"{self.name}.log")
 
-    def pid(self) -> int | None:
+    def recorded_pid(self) -> int | None:
         """The recorded pid if that process is alive and is this daemon (not a reused pid)."""
         try:
             pid = int(self.pid_file.read_text().strip())
@@ -169,12 +187,13 @@ class Daemon:
             return None
         return pid if is_alive(pid) and self.main_class in " ".join(cmdline(pid)) else None
 
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self.log_file.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return "(no log)"
-        return "\n".join(text[-lines:])
+    def record(self, pid: int) -> None:
+        # spark-class exec()s java, so this pid is the JVM's
+        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        self.pid_file.write_text(f"{pid}\n")
+
+    def forget(self) -> None:
+        self.pid_file.unlink(missing_ok=True)
 
 
 def alive_workers(settings: Settings) -> int:
@@ -288,41 +307,6 @@ def _process_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def _launch(daemon: Daemon, env: dict[str, str]) -> int:
-    daemon.log_file.parent.mkdir(parents=True, exist_ok=True)
-    daemon.pid_file.parent.mkdir(parents=True, exist_ok=True)
-    with daemon.log_file.open("ab") as log:
-        log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(daemon.argv)}\n".encode())
-        log.flush()
-        # spark-class exec()s java, so this pid is the JVM's; a new session makes it a group leader.
-        proc = subprocess.Popen(
-            daemon.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=daemon.settings.cluster_dir,
-            start_new_session=True,
-        )
-    daemon.pid_file.write_text(f"{proc.pid}\n")
-    return proc.pid
-
-
-def _wait_healthy(daemon: Daemon, pid: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not is_alive(pid):
-            raise ClusterError(
-                f"{daemon.name} (pid {pid}) exited during start-up; log tail:\n{daemon.log_tail()}"
-            )
-        if daemon.healthy():
-            return
-        time.sleep(1.0)
-    raise ClusterError(
-        f"{daemon.name} (pid {pid}) not healthy after {timeout:.0f}s; log tail:\n{daemon.log_tail()}"
-    )
-
-
 def start(
     settings: Settings | None = None,
     timeout: float = START_TIMEOUT,
@@ -335,7 +319,6 @@ def start(
     settings = settings or Settings.from_env()
     for sub in ("logs", "run", "work", "tmp"):
         settings.path(sub).mkdir(parents=True, exist_ok=True)
-    env = _process_env(settings)
     started: list[Daemon] = []
     try:
         for daemon in daemons(settings):
@@ -349,10 +332,9 @@ def start(
                     "choose another with the CDC_LAKE_CLUSTER_*_PORT / CDC_LAKE_THRIFT_PORT variables"
                 )
             began = time.monotonic()
-            pid = _launch(daemon, env)
             started.append(daemon)
-            _wait_healthy(daemon, pid, timeout)
-            echo(f"{daemon.name}: started (pid {pid}, port {daemon.port}) in {time.monotonic() - began:.1f}s")
+            daemon.start(timeout)
+            echo(f"{daemon.name}: started (pid {daemon.pid()}, port {daemon.port}) in {time.monotonic() - began:.1f}s")
     except BaseException:
         for daemon in reversed(started):
             _stop_one(daemon, STOP_TIMEOUT, echo)
@@ -361,44 +343,12 @@ def start(
 
 
 def _stop_one(daemon: Daemon, timeout: float, echo: Callable[[str], None]) -> None:
+    """SIGTERM to the daemon's process group (the worker's executors are in the worker's), SIGKILL
+    after `timeout`; a group it does not lead is never signalled."""
     pid = daemon.pid()
-    if pid is None:
-        daemon.pid_file.unlink(missing_ok=True)
-        return
     began = time.monotonic()
-    # Our daemons lead their own process group (start_new_session); signal the group so the
-    # worker's executor JVMs go too. Never signal a group we did not create.
-    try:
-        pgid = pid if os.getpgid(pid) == pid else None
-    except ProcessLookupError:  # it exited since pid() looked
-        daemon.pid_file.unlink(missing_ok=True)
-        return
-
-    def send(sig: int) -> None:
-        try:
-            if pgid is not None:
-                os.killpg(pgid, sig)
-            else:
-                os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-    def gone() -> bool:
-        return not (group_alive(pgid) if pgid is not None else is_alive(pid))
-
-    send(signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while not gone() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    how = "stopped"
-    if not gone():
-        send(signal.SIGKILL)
-        how = "killed (SIGTERM timed out)"
-        deadline = time.monotonic() + 10
-        while not gone() and time.monotonic() < deadline:
-            time.sleep(0.2)
-    daemon.pid_file.unlink(missing_ok=True)
-    echo(f"{daemon.name}: {how} (pid {pid}) in {time.monotonic() - began:.1f}s")
+    if daemon.stop(timeout):
+        echo(f"{daemon.name}: stopped (pid {pid}) in {time.monotonic() - began:.1f}s")
 
 
 def stop(

@@ -23,18 +23,14 @@ Limits of Canal 1.1.4 to plan a workload around:
 
 from __future__ import annotations
 
-import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 from cdc_lake.env import jvm_dir
-from cdc_lake.ports import free_port
-from cdc_lake.processes import stop_process_group
+from cdc_lake.servers.ports import free_port
+from cdc_lake.servers.supervisor import LocalServer
 
 START_TIMEOUT = 120.0
-STOP_TIMEOUT = 30.0
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 # log lines that say the parser has its start position and the Kafka producer has subscribed
 PARSER_READY = "find start position successfully"
@@ -160,12 +156,15 @@ class CanalError(Exception):
     """The Canal server could not be started or stopped running."""
 
 
-class CanalServer:
+class CanalServer(LocalServer):
     """One Canal server with one instance (`destination`) reading 127.0.0.1:`mariadb_port` into `topic`.
 
     `filter_regex` is Canal's table filter (`db\\..*`: every table of `db`). `time_zone` is the
     JVM's zone, in which Canal renders TIMESTAMP values (cdc_lake's `source_time_zone` var).
     """
+
+    name = "canal"
+    error = CanalError
 
     def __init__(
         self,
@@ -182,7 +181,7 @@ class CanalServer:
         time_zone: str = "UTC",
         heap: str = "256m",
     ) -> None:
-        self.folder = Path(folder).resolve()
+        super().__init__(folder)
         self.mariadb_port = mariadb_port
         self.user = user
         self.password = password
@@ -193,10 +192,9 @@ class CanalServer:
         self.destination = destination
         self.time_zone = time_zone
         self.heap = heap
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
-    def log(self) -> Path:
+    def log_file(self) -> Path:
         return self.folder / "canal.log"
 
     def _classpath(self) -> str:
@@ -247,54 +245,27 @@ class CanalServer:
             "canal.mq.topic": self.topic,
         }))
         (self.folder / "spring" / "cdc_lake-instance.xml").write_text(INSTANCE_XML)
-        (self.folder / "logback.xml").write_text(LOGBACK_XML.format(log=self.log))
+        (self.folder / "logback.xml").write_text(LOGBACK_XML.format(log=self.log_file))
 
-    def start(self, timeout: float = START_TIMEOUT) -> CanalServer:
-        """Start the server; return once the parser has its start position and the producer runs."""
-        self._configure()
-        command = [
+    def command(self) -> list[str]:
+        return [
             "java", "-Xms64m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
             "-Dfile.encoding=UTF-8", f"-Duser.timezone={self.time_zone}",
             f"-Dcanal.conf={self.folder / 'canal.properties'}",
             "-cp", self._classpath(), "com.alibaba.otter.canal.deployer.CanalLauncher",
         ]
-        with open(self.folder / "canal.out", "ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                            cwd=self.folder)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.check_alive()
-            text = self.log.read_text(errors="replace") if self.log.exists() else ""
-            if PARSER_READY in text and f"the MQ producer: {self.destination} {PRODUCER_READY}" in text:
-                return self
-            time.sleep(0.5)
-        self.stop()
-        raise CanalError(f"Canal did not start reading the binlog within {timeout:.0f}s: {self.log_tail()}")
 
-    def check_alive(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            raise CanalError(f"the Canal server is not running: {self.log_tail()}")
+    def working_dir(self) -> Path:
+        return self.folder
 
-    def log_tail(self, chars: int = 3000) -> str:
-        for path in (self.log, self.folder / "canal.out"):
-            if path.exists() and path.stat().st_size:
-                return path.read_text(errors="replace")[-chars:]
-        return ""
+    def ready(self) -> bool:
+        """The parser has its start position and the producer runs."""
+        text = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return PARSER_READY in text and f"the MQ producer: {self.destination} {PRODUCER_READY}" in text
 
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM to the server's process group (its shutdown hook stops the instance), SIGKILL after `timeout`."""
-        stop_process_group(self.process, timeout)
-        self.process = None
-
-    def __enter__(self) -> CanalServer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
+    def start(self, timeout: float = START_TIMEOUT) -> CanalServer:
+        self._configure()
+        return super().start(timeout)
 
 
 def _properties(values: Mapping[str, str]) -> str:

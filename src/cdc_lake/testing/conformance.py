@@ -1,4 +1,5 @@
-"""Replay change-log rows as Flink row kinds, to compare with the Flink tests' expected rows.
+"""The conformance corpus written by others (pytests/fixtures/conformance, with its licence notes),
+and the replay of change-log rows as Flink row kinds, to compare with the Flink tests' expected rows.
 
 Flink's CDC decoders turn a change into row kinds: an insert or snapshot read is `+I(after)`, an
 update `-U(before)` then `+U(after)`, a delete `-D(before)`; a row prints as `KIND(v1,v2,...)`
@@ -7,9 +8,15 @@ with `null` for SQL NULL. The expected files under conformance/ hold those strin
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+from cdc_lake.env import PROJECT_DIR
+
+# kept in the repo so a clone anywhere runs the same tests; CDC_LAKE_CONFORMANCE points elsewhere
+CONFORMANCE = Path(os.environ.get("CDC_LAKE_CONFORMANCE", PROJECT_DIR / "pytests" / "fixtures" / "conformance"))
 
 ROW_KIND = re.compile(r"^[+-][IUD]\(")
 

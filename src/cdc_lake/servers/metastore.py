@@ -6,7 +6,7 @@ build, used to fail after a minute of log lines. So the `local` target's metasto
 server process per lake, and every Spark process connects to it over JDBC on loopback:
 
 - started on first use by whichever process needs the lake (`cdc-lake land|sql|consume|...`,
-  the test session, and `dbt`/`sqlfluff` through the venv's start-up hook, see `env.startup`);
+  the test session, and `dbt`/`sqlfluff` through the venv's start-up hook, see `cdc_lake.hook`);
   a start lock makes concurrent first uses start one server;
 - on a free 127.0.0.1 port, recorded with its pid in `$CDC_LAKE_DIR/metastore/server.json` and
   reused by every later process (the same port again after a restart when it is still free);
@@ -24,15 +24,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import jvm_dir, lake_dir
-from cdc_lake.ports import free_port, port_is_free, port_open
-from cdc_lake.processes import cmdline, is_alive, lock_holder, stop_pid
+from cdc_lake.servers.ports import free_port, port_is_free, port_open
+from cdc_lake.servers.processes import cmdline, is_alive, lock_holder
+from cdc_lake.servers.supervisor import LocalServer
 
 HOST = "127.0.0.1"
 MAIN_CLASS = "org.apache.derby.drda.NetworkServerControl"
@@ -53,26 +52,29 @@ def _java() -> str:
     return str(Path(home) / "bin" / "java") if home else "java"
 
 
-@dataclass(frozen=True)
-class MetastoreServer:
-    """The Derby network server of one lake."""
+class MetastoreServer(LocalServer):
+    """The Derby network server of one lake; detached: it outlives the process that started it, and
+    every later one finds it by the pid and port in `server.json`."""
 
-    lake: Path
+    name = "metastore server"
+    error = MetastoreError
+    poll_seconds = 0.2
+
+    def __init__(self, lake: Path) -> None:
+        super().__init__(Path(lake) / "metastore")
+        self.lake = Path(lake).resolve()
+        self._next_port: int | None = None  # the port the start in progress serves on
 
     @classmethod
     def for_lake(cls, lake: Path | None = None) -> MetastoreServer:
         return cls((lake or lake_dir()).resolve())
 
     @property
-    def folder(self) -> Path:
-        return self.lake / "metastore"
-
-    @property
     def state_file(self) -> Path:
         return self.folder / "server.json"
 
     @property
-    def log_file(self) -> Path:
+    def output_file(self) -> Path:
         return self.folder / "server.log"
 
     def _state(self) -> dict[str, int]:
@@ -81,7 +83,7 @@ class MetastoreServer:
         except (FileNotFoundError, ValueError, TypeError):
             return {}
 
-    def pid(self) -> int | None:
+    def recorded_pid(self) -> int | None:
         """The recorded pid while that process is alive and is this lake's server (not a reused pid)."""
         pid = self._state().get("pid")
         if pid and is_alive(pid):
@@ -89,6 +91,9 @@ class MetastoreServer:
             if MAIN_CLASS in args and f"-Dderby.system.home={self.lake}" in args:
                 return pid
         return None
+
+    def record(self, pid: int) -> None:
+        self.state_file.write_text(json.dumps({"pid": pid, "port": self._next_port}))
 
     def port(self) -> int | None:
         return self._state().get("port")
@@ -107,19 +112,31 @@ class MetastoreServer:
         """The variables profiles/profiles.yml reads to reach this server."""
         return {URL_VAR: self.url(), DRIVER_VAR: CLIENT_DRIVER}
 
-    def command(self, port: int) -> list[str]:
+    def derby_command(self, port: int, action: str = "start") -> list[str]:
+        """Derby's NetworkServerControl: `start` serves the lake's databases, `shutdown` asks the
+        server on `port` to stop cleanly."""
         jars = jvm_dir("derby")
         if not any(jars.glob("derbynet-*.jar")):
             raise MetastoreError(f"Derby network server jars not found in {jars}: run `make setup`")
+        # Loopback only; Derby's default security manager is for servers reachable by others and
+        # would forbid the database files' folder unless given a policy.
+        options = ["-noSecurityManager"] if action == "start" else []
         return [
             _java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
             f"-Dderby.system.home={self.lake}",
             f"-Dderby.stream.error.file={self.lake / 'derby.log'}",
-            "-cp", str(jars / "*"), MAIN_CLASS,
-            # Loopback only; Derby's default security manager is for servers reachable by others and
-            # would forbid the database files' folder unless given a policy.
-            "start", "-h", HOST, "-p", str(port), "-noSecurityManager",
+            "-cp", str(jars / "*"), MAIN_CLASS, action, "-h", HOST, "-p", str(port), *options,
         ]
+
+    def command(self) -> list[str]:
+        assert self._next_port is not None, "start() chooses the port"
+        return self.derby_command(self._next_port)
+
+    def working_dir(self) -> Path:
+        return self.lake
+
+    def ready(self) -> bool:
+        return self._next_port is not None and port_open(self._next_port, HOST)
 
     @contextmanager
     def _start_lock(self) -> Iterator[None]:
@@ -131,7 +148,7 @@ class MetastoreServer:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def start(self, timeout: float = START_TIMEOUT) -> bool:
+    def start(self, timeout: float = START_TIMEOUT) -> bool:  # type: ignore[override]
         """Start the server unless it runs; True when this call started it. Raises MetastoreError."""
         with self._start_lock():
             if self.is_running():
@@ -149,51 +166,23 @@ class MetastoreServer:
                     "wait for that process to end (or stop it), then retry"
                 )
             previous = self.port()
-            port = previous if previous is not None and port_is_free(previous, HOST) else free_port(HOST)
+            self._next_port = previous if previous is not None and port_is_free(previous, HOST) else free_port(HOST)
             self.lake.mkdir(parents=True, exist_ok=True)
-            with open(self.log_file, "ab") as log:
-                log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting on {HOST}:{port}\n".encode())
-                log.flush()
-                process = subprocess.Popen(
-                    self.command(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    cwd=self.lake, start_new_session=True,  # outlives the process that started it
-                )
-            self.state_file.write_text(json.dumps({"pid": process.pid, "port": port}))
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise MetastoreError(
-                        f"the metastore server exited with {process.returncode}: {self._log_tail()}"
-                    )
-                if port_open(port, HOST):
-                    return True
-                time.sleep(0.2)
-            self.stop()
-            raise MetastoreError(f"the metastore server did not answer within {timeout:.0f}s; see {self.log_file}")
+            # not a child to wait for: it outlives this process (the supervisor starts it in a session of its own)
+            super().start(timeout)
+            return True
 
-    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+    def stop(self, timeout: float = STOP_TIMEOUT, grace: float = 0.0) -> bool:
         """Shut the server down (Derby's clean shutdown, then SIGTERM, then SIGKILL); True if it ran."""
-        pid, port = self.pid(), self.port()
-        if pid is None:
-            return False
-        if port is not None:
-            # Derby's own shutdown closes the database cleanly (no log recovery at the next boot).
-            command = self.command(port)
-            command[command.index("start")] = "shutdown"
-            command.remove("-noSecurityManager")
+        port = self.port()
+        if self.pid() is not None and port is not None:
+            # Derby's own shutdown closes the database cleanly (no log recovery at the next boot)
             try:
-                subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+                subprocess.run(self.derby_command(port, "shutdown"), capture_output=True, timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
                 pass
         # the shutdown request above may be enough: give it `timeout` seconds before SIGTERM
-        stop_pid(pid, timeout, grace=timeout)
-        return True
-
-    def _log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
-            return "(no log)"
+        return super().stop(timeout, grace=max(grace, timeout))
 
 
 def embedded_holder(lake: Path) -> tuple[int, str] | None:
