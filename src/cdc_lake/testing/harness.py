@@ -13,7 +13,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,6 +177,9 @@ class Lake:
         # the Kafka topics landed through `land`, when asked for (SharedLake keeps test modules
         # apart by them; reading them costs a pass over the landed file)
         self.landed_topics: set[str] | None = None
+        # landings held back to be made together (SharedLake.deferred_landings), when not None
+        self.deferred: list[tuple[str, str, Path, bool, str | None, int]] | None = None
+        self.landing_owner = ""  # the module whose records `land` is given now (for `deferred`)
         # data tests read whole tables (var cdc_check_all), not the last batch a scheduled build
         # checks: a test that builds in steps then asserts on `dbt test` means every row; a test of
         # the batch scope itself sets this to False
@@ -205,6 +209,9 @@ class Lake:
                 # the landing would name the topic after the file; a shared lake needs it said
                 raise ValueError("a shared lake's raw-value landing names its topic")
             self.landed_topics |= {topic} if raw_values else kcat_topics(path)
+        if self.deferred is not None:
+            self.deferred.append((self.landing_owner, fmt, path, raw_values, topic, partition))
+            return LandingReport(fmt)
         return land(self.spark, fmt, [str(path)], raw_values=raw_values, topic=topic, partition=partition)
 
     def dbt(self, *args: str, expect_success: bool = True) -> Any:
@@ -292,8 +299,9 @@ class SharedLake:
     def run(self, modules: dict[str, Any]) -> None:
         """Land every module's records (`land_records(lake)`), then the one `dbt build` with the
         vars they need (`BUILD_VARS`, merged: two modules may not set a var differently)."""
-        for name, module in sorted(modules.items()):
-            self.land(name, module.land_records)
+        with self.deferred_landings():
+            for name, module in sorted(modules.items()):
+                self.land(name, module.land_records)
         self.build_vars = merge_vars(getattr(module, "BUILD_VARS", {}) for module in modules.values())
         # their records hold no table of the typed models (the build checks that)
         self.lake.build("--vars", json.dumps(self.build_vars), typed_tables=False)
@@ -303,12 +311,34 @@ class SharedLake:
         """Run a module's `land_records(lake)`; its topics must not be another module's. A module
         may land more than once (BatchedLake): its topics add up."""
         self.lake.landed_topics = landed = set()
+        self.lake.landing_owner = module
         land_records(self.lake)
         for other, topics in self.topics.items():
             shared = topics & landed
             if shared and other != module:
                 raise ValueError(f"{module} and {other} both land topics {sorted(shared)}")
         self.topics[module] = self.topics.get(module, set()) | landed
+
+    @contextmanager
+    def deferred_landings(self) -> Iterator[None]:
+        """The modules' landings of one step, made together at its end: one `land` per format for
+        the n-th landing of every module (a landing costs a Spark job and an Iceberg commit, about
+        the same for a few records as for a few hundred). The modules' topics are apart, so only
+        the order of a module's own landings matters, and it is kept: each of them is in a later
+        landing than the one before it. A lake's `land` returns an empty report meanwhile."""
+        self.lake.deferred = held = []
+        try:
+            yield
+        finally:
+            self.lake.deferred = None
+        groups: dict[tuple, list[str]] = {}
+        seen: dict[tuple[str, tuple], int] = {}
+        for owner, fmt, path, raw_values, topic, partition in held:
+            how = (fmt, raw_values, topic, partition)
+            turn = seen[owner, how] = seen.get((owner, how), -1) + 1
+            groups.setdefault((turn, *how), []).append(str(path))
+        for (_, fmt, raw_values, topic, partition), paths in sorted(groups.items(), key=lambda g: g[0][0]):
+            land(self.lake.spark, fmt, paths, raw_values=raw_values, topic=topic, partition=partition)
 
     def check_tables_are_apart(self) -> None:
         """A source table (source system, database, table) must come from one module's topics only:
@@ -355,9 +385,10 @@ class BatchedLake(SharedLake):
         """Land and build every batch of the modules' scenarios, observing each module after each build."""
         count = max(module.BATCHES for module in modules.values())
         for batch in range(1, count + 1):
-            for name, module in sorted(modules.items()):
-                if batch <= module.BATCHES:
-                    self.land(name, functools.partial(module.land_batch, batch=batch))
+            with self.deferred_landings():
+                for name, module in sorted(modules.items()):
+                    if batch <= module.BATCHES:
+                        self.land(name, functools.partial(module.land_batch, batch=batch))
             self.last_build = self.lake.build(data_tests=batch == count)
             for name, module in modules.items():
                 if batch <= module.BATCHES:
