@@ -174,15 +174,16 @@ class MetastoreServer(LocalServer):
 
     def stop(self, timeout: float = STOP_TIMEOUT, grace: float = 0.0) -> bool:
         """Shut the server down (Derby's clean shutdown, then SIGTERM, then SIGKILL); True if it ran."""
-        port = self.port()
-        if self.pid() is not None and port is not None:
+        port, running = self.port(), self.pid() is not None
+        if running and port is not None:
             # Derby's own shutdown closes the database cleanly (no log recovery at the next boot)
             try:
                 subprocess.run(self.derby_command(port, "shutdown"), capture_output=True, timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
                 pass
         # the shutdown request above may be enough: give it `timeout` seconds before SIGTERM
-        return super().stop(timeout, grace=max(grace, timeout))
+        super().stop(timeout, grace=max(grace, timeout))
+        return running
 
 
 def embedded_holder(lake: Path) -> tuple[int, str] | None:
