@@ -5,7 +5,9 @@ the true final state and history. Every format, landed and built, must give exac
 the canonical before/after images must agree across formats; every malformed record must be in
 the quarantine. The workload has duplicates, out-of-order landing and malformed records switched
 on, and lands in three batches with a build after each (in the batched lake); a full refresh
-of everything landed must give the same tables. The concurrency test reuses the checks.
+of everything landed must give the same tables. The concurrency test reuses the checks
+(cdc_lake.testing.truth). Part of `make test-integration`: `make test` proves the same rules on the
+history and table-reset scenarios and the conformance corpora.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from cdc_lake.testing.truth import (
     land_all,
     text_ts,
 )
+
+pytestmark = pytest.mark.integration
 
 # The faulty scenario lands in the batched lake (conftest `batched_lake`): its three batches beside
 # the history and table-reset scenarios', with one build after each (dbt's data tests on the last).
