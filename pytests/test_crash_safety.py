@@ -22,13 +22,14 @@ from cdc_lake.env import PROJECT_DIR
 from cdc_lake.testing.conformance import CONFORMANCE
 from cdc_lake.testing.harness import kcat_lines
 
+pytestmark = pytest.mark.integration
+
 BIN = Path(sys.executable).parent
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
 DUMP = """
 import json, sys
 from cdc_lake.spark import get_spark
 
-pytestmark = pytest.mark.integration
 spark = get_spark("dump")
 out = {}
 landing = {"landing_seq", "last_landing_seq", "landed_at"}  # differ between two lakes by design
