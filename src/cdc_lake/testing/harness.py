@@ -228,7 +228,7 @@ class Lake:
 
     def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True, typed_tables: bool = True) -> Any:
         """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are
-        left out unless asked for, since test_analyst runs them once for the whole suite.
+        left out unless asked for, since test_dbt_unit_tests runs them once for the whole suite.
         `data_tests=False` builds seeds and models only: for the steps of a multi-build scenario
         before the build whose data tests it keeps (on a few records the tests took 44 of 108
         node-seconds of a build). `typed_tables=False` leaves out the typed per-table models
