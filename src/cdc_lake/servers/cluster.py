@@ -179,7 +179,7 @@ class Daemon(LocalServer):
     def output_file(self) -> Path:
         return self.settings.path("logs", f"{self.name}.log")
 
-    def recorded_pid(self) -> int | None:
+    def pid(self) -> int | None:
         """The recorded pid if that process is alive and is this daemon (not a reused pid)."""
         try:
             pid = int(self.pid_file.read_text().strip())

@@ -75,7 +75,7 @@ class LocalKafka(LocalServer):
             raise BrokerError(f"no broker was ever started in {self.folder}")
         return f"127.0.0.1:{port}"
 
-    def recorded_pid(self) -> int | None:
+    def pid(self) -> int | None:
         pid = self._state().get("pid")
         return int(pid) if pid and is_alive(int(pid)) else None
 

@@ -83,7 +83,7 @@ class MetastoreServer(LocalServer):
         except (FileNotFoundError, ValueError, TypeError):
             return {}
 
-    def recorded_pid(self) -> int | None:
+    def pid(self) -> int | None:
         """The recorded pid while that process is alive and is this lake's server (not a reused pid)."""
         pid = self._state().get("pid")
         if pid and is_alive(pid):

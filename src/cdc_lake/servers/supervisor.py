@@ -9,8 +9,7 @@ death with the tail of its log, and stops it: SIGTERM to its process group, SIGK
 Two lifetimes. An owned server lives as long as the object that started it (tests use it as a
 context manager, which stops it whatever happens). A detached one outlives the command that started
 it (`cdc-lake metastore start`, `cdc-lake kafka start`, `cdc-lake cluster start`): it records its pid
-(`record`), later commands find it again (`recorded_pid`), and `forget` drops the record once it
-is stopped.
+(`record`), later commands find it again (`pid`), and `forget` drops the record once it is stopped.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, TypeVar
 
-from cdc_lake.servers.processes import is_alive, stop_group
+from cdc_lake.servers.processes import stop_group
 
 Server = TypeVar("Server", bound="LocalServer")
 
@@ -36,7 +35,7 @@ class ServerError(RuntimeError):
 
 class LocalServer:
     """A server process whose files live in `folder`. Subclasses define `command` and usually
-    `ready`; detached servers also `record`, `recorded_pid` and `forget`."""
+    `ready`; detached servers also `record`, `pid` and `forget`."""
 
     name: ClassVar[str] = "server"  # in messages, and the output file's name
     error: ClassVar[type[Exception]] = ServerError
@@ -77,7 +76,7 @@ class LocalServer:
     def record(self, pid: int) -> None:
         """Keep the pid of a process just started (a detached server writes it down)."""
 
-    def recorded_pid(self) -> int | None:
+    def pid(self) -> int | None:
         """The pid of this server's running process, if any."""
         if self.process is not None and self.process.poll() is None:
             return self.process.pid
@@ -88,11 +87,8 @@ class LocalServer:
 
     # ------------------------------------------------------------------ life cycle
 
-    def pid(self) -> int | None:
-        return self.recorded_pid()
-
-    def launch(self) -> int:
-        """Start the process (no waiting); returns its pid."""
+    def launch(self) -> subprocess.Popen[bytes]:
+        """Start the process (no waiting)."""
         command = self.command()
         self.output_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.output_file, "ab") as out:
@@ -103,17 +99,16 @@ class LocalServer:
                 env=self.environment(), cwd=self.working_dir(), start_new_session=True,
             )
         self.record(self.process.pid)
-        return self.process.pid
+        return self.process
 
-    def wait_ready(self, timeout: float) -> None:
-        """Until `ready()`; raises `error` with the log's tail if the process dies or time runs out."""
-        pid = self.process.pid if self.process is not None else self.pid()
+    def wait_ready(self, process: subprocess.Popen[bytes], timeout: float) -> None:
+        """Until `ready()`; raises `error` with the log's tail if `process` dies or time runs out."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            exited = self.process.poll() if self.process is not None else None
-            if exited is not None or pid is None or not is_alive(pid):
-                code = f" with {exited}" if exited is not None else ""
-                raise self.error(f"{self.name} (pid {pid}) exited during start-up{code}: {self.log_tail()}")
+            exited = process.poll()
+            if exited is not None:
+                raise self.error(f"{self.name} (pid {process.pid}) exited during start-up with {exited}: "
+                                 f"{self.log_tail()}")
             if self.ready():
                 return
             time.sleep(self.poll_seconds)
@@ -121,8 +116,7 @@ class LocalServer:
         raise self.error(f"{self.name} did not come up within {timeout:.0f}s: {self.log_tail()}")
 
     def start(self: Server, timeout: float = START_TIMEOUT) -> Server:
-        self.launch()
-        self.wait_ready(timeout)
+        self.wait_ready(self.launch(), timeout)
         return self
 
     def check_alive(self) -> None:

@@ -61,7 +61,6 @@ TYPED_TABLES = "marts.tables.*__*"
 # What a batched lake's builds between its first and its last leave out (BatchedLake.run).
 BETWEEN_BUILDS_LEFT_OUT = (
     "resource_type:seed", "cdc_source_columns", "cdc_typed_columns", "marts.monitoring", TYPED_TABLES,
-    "test_type:unit", "test_type:data",
 )
 
 # dbt commands that take `--vars`.
@@ -226,15 +225,18 @@ class Lake:
         args = with_var(args, "cdc_check_all", self.check_all)
         return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
-    def build(self, *args: str, unit_tests: bool = False, data_tests: bool = True, typed_tables: bool = True) -> Any:
+    def build(
+        self, *args: str, unit_tests: bool = False, data_tests: bool = True, typed_tables: bool = True,
+        exclude: Sequence[str] = (),
+    ) -> Any:
         """`dbt build`; dbt unit tests (SQL logic on fixed inputs, independent of the lake's data) are
         left out unless asked for, since test_dbt_unit_tests runs them once for the whole suite.
         `data_tests=False` builds seeds and models only: for the steps of a multi-build scenario
         before the build whose data tests it keeps (on a few records the tests took 44 of 108
         node-seconds of a build). `typed_tables=False` leaves out the typed per-table models
         (TYPED_TABLES) and their tests: for a lake whose records hold none of their source
-        tables, where they would build and test empty views."""
-        excluded = [
+        tables, where they would build and test empty views. `exclude`: more selectors to leave out."""
+        excluded = list(exclude) + [
             selector
             for selector, kept in (
                 ("test_type:unit", unit_tests), ("test_type:data", data_tests), (TYPED_TABLES, typed_tables)
@@ -402,7 +404,7 @@ class BatchedLake(SharedLake):
                 # the current state, history, DDL and rejects: the builds between leave out the
                 # seeds (loaded by the first), the column catalogue, the typed views and the
                 # monitoring views, which the last build brings up to date with everything landed
-                self.lake.build("--exclude", *BETWEEN_BUILDS_LEFT_OUT, data_tests=False)
+                self.lake.build(exclude=BETWEEN_BUILDS_LEFT_OUT, data_tests=False)
             for name, module in modules.items():
                 if batch <= module.BATCHES:
                     self.observed.setdefault(name, []).append(module.observe(self.part(name)))
