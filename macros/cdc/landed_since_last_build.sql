@@ -1,4 +1,4 @@
-{% macro landed_since_last_build(relation, watermark, column='landing_seq', other_rows_landed=false) %}
+{% macro landed_since_last_build(relation, watermark, column='landing_seq', other_rows_landed=false, landed_in=none) %}
     {#- The filter on `relation` that keeps the rows an incremental build must read: those landed
         after `watermark` (landing_watermark, or landing_watermarks for an input that mixes
         formats; see landed_after), with literal bounds so Iceberg skips older files. One cheap
@@ -21,6 +21,15 @@
     {%- endif -%}
     {%- if other_rows_landed -%}
         {{ return(condition ~ ' /* ' ~ batch_marker(true) ~ ' */') }}
+    {%- endif -%}
+    {%- if landed_in and watermark is mapping -%}
+        {%- set landed = [] -%}
+        {%- for fmt, table in landed_in | dictsort -%}
+            {%- do landed.append('select ' ~ column ~ ' from ' ~ table ~ ' where ' ~ column ~ ' > ' ~ watermark.get(fmt, -1)) -%}
+        {%- endfor -%}
+        {%- if run_query('select 1 from (' ~ landed | join(' union all ') ~ ') limit 1') | length == 0 -%}
+            {{ return('false /* ' ~ batch_marker(false) ~ ' */') }}
+        {%- endif -%}
     {%- endif -%}
     {%- set probe = run_query('select 1 from ' ~ relation ~ ' where ' ~ condition ~ ' limit 1') -%}
     {%- if probe | length == 0 -%}

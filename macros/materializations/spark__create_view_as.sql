@@ -19,6 +19,9 @@
     {%- endif -%}
     {%- if execute -%}
         {%- do run_query("drop view if exists " ~ relation) -%}
+        {#- and out of dbt's relation cache, whose entry would keep the old hash for the rest of the
+            build (data tests and typed_columns read it: input_versions) -#}
+        {%- do adapter.cache_dropped(relation) -%}
     {%- endif -%}
     create view {{ relation }}
     {{ comment_clause() }}

@@ -2,7 +2,13 @@
     {#- dbt-spark's seed loader, with the values written as escaped SQL literals instead of bindings.
         In session mode dbt-spark pastes bindings into the SQL unescaped: a quote in a seed broke
         the insert and an empty cell became the text 'None'. Here an empty cell is null and quotes
-        and backslashes are escaped, so a seed holds any text. -#}
+        and backslashes are escaped, so a seed holds any text. A seed table spark__reset_csv_table
+        kept (already loaded from this CSV) gets no rows; a loaded one records what it was loaded
+        from (record_seed_load). -#}
+    {%- set existing = load_relation(this) -%}
+    {%- if existing is not none and seed_is_loaded(model, existing) -%}
+        {{ return('') }}
+    {%- endif -%}
     {%- set batch_size = get_batch_size() -%}
     {%- set column_override = model['config'].get('column_types', {}) -%}
     {%- set types = [] -%}
@@ -31,5 +37,6 @@
             {%- do statements.append(sql) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do record_seed_load(this, model) -%}
     {{ return(statements[0]) }}
 {% endmacro %}

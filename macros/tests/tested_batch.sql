@@ -4,19 +4,25 @@
 {% endmacro %}
 
 
-{% macro record_tested_batch(watermark, column='landing_seq') %}
+{% macro record_tested_batch(watermark, batch_filter, column='landing_seq') %}
     {#- Called by an incremental model while it is built: records, as a table property, the landing
         cursor from which its batch starts (landing_watermarks' per-format mapping), so that its data
         tests can check that batch instead of the whole table (get_where_subquery). A first or
-        full-refresh build removes the record: the whole table is that build's batch. Only `dbt run`
-        and `dbt build` record anything; `dbt compile` or `dbt docs generate` renders the model
-        without writing it. Recorded before the write: until the write commits, no row lies beyond
-        the cursor, so a failed write leaves a record that still names the rows a build wrote. -#}
+        full-refresh build removes the record: the whole table is that build's batch. A build whose
+        batch is empty (`batch_filter`, from landed_since_last_build, carries the empty marker)
+        keeps the record of the last batch written: its tests then read what they read last time,
+        so they pass again without a query (spark__get_test_sql), and the table gets no commit.
+        Only `dbt run` and `dbt build` record anything; `dbt compile` or `dbt docs generate`
+        renders the model without writing it. Recorded before the write: until the write commits,
+        no row lies beyond the cursor, so a failed write leaves a record that still names the rows
+        a build wrote. -#}
     {#- a unit test renders the model too (`dbt build` runs them): it writes nothing, so no record -#}
     {%- if not execute or flags.WHICH not in ('run', 'build') or model.resource_type != 'model' or this is none -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if is_incremental() and not is_first_build(watermark) -%}
+    {%- if is_incremental() and batch_marked_empty(batch_filter) -%}
+        {{ return('') }}
+    {%- elif is_incremental() and not is_first_build(watermark) -%}
         {%- set record = tojson({'column': column, 'after': watermark}) -%}
         {%- do run_query("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
                          ~ "' = " ~ sql_string_literal(record) ~ ")") -%}

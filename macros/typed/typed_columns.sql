@@ -26,6 +26,15 @@
     {%- if tables_relation is none -%}
         {{ return([]) }}
     {%- endif -%}
+    {#- the list is kept in the build cache, under the versions of what cdc_typed_columns reads:
+        while they are unchanged, four catalog reads instead of a query over the view (2-3 s) -#}
+    {%- set cache_key = 'cdc_lake.typed_columns.' ~ database_name ~ '.' ~ table_name -%}
+    {%- set inputs = input_versions(['model.' ~ project_name ~ '.cdc_typed_columns'])
+        if columns_relation is not none else none -%}
+    {%- set cached = build_cache_get(cache_key) if inputs is not none else none -%}
+    {%- if cached is not none and fromjson(cached)['inputs'] == local_md5(inputs | join('\n')) -%}
+        {{ return(fromjson(cached)['columns']) }}
+    {%- endif -%}
     {#- one query: is the table listed, and its columns (none while cdc_typed_columns is missing) -#}
     {%- set typed_query = "select column_name, spark_type, mysql_type, column_position from "
         ~ columns_relation ~ " where " ~ where_table
@@ -48,5 +57,8 @@
             'mysql_type': row['mysql_type'],
         }) -%}
     {%- endfor -%}
+    {%- if inputs is not none -%}
+        {%- do build_cache_put(cache_key, tojson({'inputs': local_md5(inputs | join('\n')), 'columns': columns})) -%}
+    {%- endif -%}
     {{ return(columns) }}
 {% endmacro %}

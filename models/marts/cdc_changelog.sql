@@ -18,14 +18,17 @@
 -- the formats, and every incremental run read the whole change log to find its batch.
 
 {%- set watermark = landing_watermarks() %}
+{%- set batch_filter = landed_since_last_build(
+    ref('int_changes_unioned'), watermark, landed_in=staged_from('changes')
+) %}
 {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
-{%- do record_tested_batch(watermark) %}
+{%- do record_tested_batch(watermark, batch_filter) %}
 
 with new_changes as (
 
     select *
     from {{ ref('int_changes_unioned') }}
-    where {{ landed_since_last_build(ref('int_changes_unioned'), watermark) }}
+    where {{ batch_filter }}
 
 ),
 

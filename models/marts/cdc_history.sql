@@ -30,8 +30,9 @@
 {%- set in_key_order = 'partition by ' ~ key_columns ~ ' order by change_order, change_id' %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
+{%- set batch_filter = landed_since_last_build(ref('cdc_changelog'), watermark, other_rows_landed=resets_landed) %}
 {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
-{%- do record_tested_batch(watermark, 'last_landing_seq') %}
+{%- do record_tested_batch(watermark, batch_filter, 'last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 
@@ -39,7 +40,7 @@ with new_changes as (
 
     select *
     from {{ ref('cdc_changelog') }}
-    where {{ landed_since_last_build(ref('cdc_changelog'), watermark, other_rows_landed=resets_landed) }}
+    where {{ batch_filter }}
 
 ),
 

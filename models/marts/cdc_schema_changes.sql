@@ -14,7 +14,9 @@ with new_schema_changes as (
 
     select *
     from {{ ref('int_schema_changes_unioned') }}
-    where {{ landed_since_last_build(ref('int_schema_changes_unioned'), landing_watermarks()) }}
+    where {{ landed_since_last_build(
+        ref('int_schema_changes_unioned'), landing_watermarks(), landed_in=staged_from('schema_changes')
+    ) }}
 
 ),
 

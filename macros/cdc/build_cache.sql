@@ -1,0 +1,91 @@
+{% macro build_cache_relation() %}
+    {#- The build cache: an Iceberg table of no rows in the build's schema whose table properties
+        hold what a build remembers so as to skip work on inputs that did not change: each data
+        test's last pass (`cdc_lake.pass.<test id>`, record_test_passes) and each typed table's
+        column list (`cdc_lake.typed_columns.<database>.<table>`, typed_columns). Every entry
+        names the versions of the relations it was computed from, so a stale one is never used. -#}
+    {{ return(api.Relation.create(schema=target.schema, identifier='cdc_build_cache', type='table')) }}
+{% endmacro %}
+
+
+{% macro create_build_cache() %}
+    {#- on-run-start: the build cache table, if missing. Its metadata keeps few old versions: each
+        entry written is one metadata commit. -#}
+    {%- if execute -%}
+        {%- do run_query("create table if not exists " ~ build_cache_relation()
+                         ~ " (note string) using iceberg comment 'The build cache: no rows; its table properties "
+                         ~ "hold data test passes and typed column lists (macro build_cache_relation).' "
+                         ~ "tblproperties ('format-version' = '2', "
+                         ~ "'write.metadata.delete-after-commit.enabled' = 'true', "
+                         ~ "'write.metadata.previous-versions-max' = '10')") -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro build_cache_get(key) %}
+    {#- One entry of the build cache, or none (also while the cache table is missing: before the
+        first build, and in commands that run no on-run-start hook, such as `dbt compile`; dbt has
+        cached the build schema's relations, so asking costs no query). -#}
+    {%- if load_relation(build_cache_relation()) is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(relation_property(build_cache_relation(), key)) }}
+{% endmacro %}
+
+
+{% macro build_cache_put(key, value) %}
+    {#- Writes one entry of the build cache (an Iceberg metadata commit, no snapshot; two threads'
+        commits retry each other, so neither is lost); nothing while the cache table is missing. -#}
+    {%- if load_relation(build_cache_relation()) is none -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties ("
+                     ~ sql_string_literal(key) ~ " = " ~ sql_string_literal(value) ~ ")") -%}
+{% endmacro %}
+
+
+{% macro input_versions(node_ids, versions=none) %}
+    {#- `relation=version` for every relation the nodes read, sorted: a table's current Iceberg
+        snapshot, a view's SQL hash (spark__create_view_as) and, through the view, the versions of
+        what it reads; an ephemeral model stands for what it reads. None when any version is
+        unknown (a relation missing or not Iceberg). A view's hash comes from dbt's relation cache
+        when the build has not re-created it, so only tables cost a query (`show tblproperties`),
+        once each. What a data test's pass (test_fingerprint) and a cached typed column list
+        (typed_columns) are valid for. -#}
+    {%- set versions = {} if versions is none else versions -%}
+    {%- for node_id in node_ids -%}
+        {%- set node = graph.sources.get(node_id) or graph.nodes.get(node_id) -%}
+        {%- if node is none -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {%- set materialized = node.config.materialized if node.resource_type == 'model' else 'table' -%}
+        {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias or node.identifier) -%}
+        {%- if materialized in ('view', 'ephemeral') and input_versions(node.depends_on.nodes, versions) is none -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {%- if materialized != 'ephemeral' and relation | string not in versions -%}
+            {%- set version = (view_sql_hash(relation) or relation_property(relation, 'cdc_lake.view_sql_hash'))
+                              if materialized == 'view' else relation_property(relation, 'current-snapshot-id') -%}
+            {%- if version is none -%}
+                {{ return(none) }}
+            {%- endif -%}
+            {%- do versions.update({relation | string: version}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set lines = [] -%}
+    {%- for name, version in versions | dictsort -%}
+        {%- do lines.append(name ~ '=' ~ version) -%}
+    {%- endfor -%}
+    {{ return(lines) }}
+{% endmacro %}
+
+
+{% macro relation_property(relation, key) %}
+    {#- One table property of an existing relation, read from the catalog (no Spark job); none when
+        the property is missing. -#}
+    {%- for name, value in run_query("show tblproperties " ~ relation ~ " (" ~ sql_string_literal(key) ~ ")")
+           if name == key and 'does not have property' not in value -%}
+        {{ return(value) }}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
