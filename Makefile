@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled clean-lake clean
 
 setup: $(STAMP)
 
@@ -129,6 +129,11 @@ bench: $(BENCH_STAMP)
 BENCH_KAFKA_ARGS ?= --changes 100000 --runs 3
 bench-kafka: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.kafka_landing $(BENCH_KAFKA_ARGS)
+
+# A scheduled `dbt build` with nothing new, and the analyst's one-view build, against the start-up
+# floor, from the command line on a demo lake of its own (src/cdc_lake/bench/scheduled.py).
+bench-scheduled: $(STAMP)
+	$(BIN)/python -m cdc_lake.bench.scheduled $(BENCH_SCHEDULED_ARGS)
 
 # sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
 # on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for

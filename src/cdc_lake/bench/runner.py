@@ -10,7 +10,12 @@ Order of work (every timed step is repeated `runs` times; the report takes media
    its own figure;
 4. (e) the peer, full, in the same repetition: its view and a first `dbt snapshot` of the peer
    project over the staging just built (the peer's full cost = staging + view + snapshot);
-5. land the increment (+1 % new changes, +1 % late changes to old keys), timed once;
+4b. (f) with tests on, a scheduled `dbt build` after the full build (it runs every data test and
+   records their passes), then `dbt build` with nothing landed (the no-op build), then the first
+   SMALL_BATCH records of the increment (the next changes of each format's stream) landed and
+   built, each build from the state after the no-op builds; the model tables are put back after;
+5. land the increment (+1 % new changes, +1 % late changes to old keys), timed once (records the
+   small batch already landed are skipped: a landing is idempotent);
 6. (d) incremental `dbt run` and incremental `dbt build`, each time from the same starting
    point: every model table is put back to its Iceberg snapshot after step 4 first;
 7. (e) the peer, +1 %: staging incremental plus a second `dbt snapshot`, from the same point;
@@ -49,6 +54,8 @@ SCHEMA_CHANGES = "+cdc_schema_changes"
 STAGING = "+int_changes_unioned"
 PEER_SNAPSHOT = "peer_row_history"
 KEYS = "source_system, database_name, table_name, row_key"
+# the small batch of step (f): about this many changes, split over the formats like the increment
+SMALL_BATCH = 1_000
 
 
 @dataclass
@@ -230,6 +237,33 @@ class SizeBench:
             self._restore(start)
             self._timed(result, "incremental_build", lambda: self.project.invoke("build"), increment)
 
+    def _scheduled(self, result: SizeResult, wl: workload.Workload, start: dict[str, int | None]) -> None:
+        """(f): what a schedule pays with nothing new, and for a small batch, at this history size."""
+        if not self.with_tests:
+            return
+        self._timed(result, "build_after_full", lambda: self.project.invoke("build"))
+        for _ in range(self.runs):
+            self._timed(result, "noop_build", lambda: self.project.invoke("build"))
+        quiet = self._snapshot_ids([self.schema])
+        batch = self.work_dir / "small_batch"
+        batch.mkdir(exist_ok=True)
+        paths: list[tuple[str, Path]] = []
+        records = 0
+        for f in wl.formats:
+            share = max(1, round(SMALL_BATCH * f.increment_records / max(wl.increment_records, 1)))
+            with open(f.increment_file, encoding="utf-8") as source:
+                lines = [line for _, line in zip(range(share), source, strict=False)]
+            path = batch / f"{f.fmt}.jsonl"
+            path.write_text("".join(lines), encoding="utf-8")
+            paths.append((f.fmt, path))
+            records += len(lines)
+        result.counts["raw_small_batch"] = records
+        self._timed(result, "land_small_batch", lambda: [land(self.spark, fmt, [str(p)]) for fmt, p in paths], records)
+        for _ in range(self.runs):
+            self._restore(quiet)
+            self._timed(result, "small_batch_build", lambda: self.project.invoke("build"), records)
+        self._restore(start)
+
     def _peer_incremental(self, result: SizeResult, start: dict[str, int | None]) -> None:
         for _ in range(self.runs):
             self._restore(start)
@@ -293,6 +327,7 @@ class SizeBench:
         self._full(result)
         self._write_modes(result)
         start = self._snapshot_ids([self.schema, self.peer_schema])
+        self._scheduled(result, wl, start)
         _log(f"{result.label}: landing {wl.increment_records:,} increment records")
         self._land(result, wl, "increment")
         result.counts["raw_increment"] = wl.increment_records

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 # What a copy of the dbt project needs (see `copy_project`).
-PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "seeds", "tests", "docs"]
+PROJECT_PARTS = ["dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "tests", "docs"]
 
 
 def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = True) -> Any:
