@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args.rounds)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_DIR, capture_output=True, text=True)
     result.update({
-        "command": "python -m cdc_lake.bench.scheduled " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(["python -m cdc_lake.bench.scheduled", *(argv if argv is not None else sys.argv[1:])]),
         "started_at": started,
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "commit": commit.stdout.strip() or "?",
