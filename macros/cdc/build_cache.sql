@@ -9,8 +9,8 @@
 
 
 {% macro create_build_cache() %}
-    {#- on-run-start: the build cache table, if missing. Its metadata keeps few old versions: each
-        entry written is one metadata commit. -#}
+    {#- on-run-start: the build cache table, if missing, also in dbt's relation cache. Its metadata
+        keeps few old versions: each write is one metadata commit. -#}
     {%- if execute -%}
         {%- do run_query("create table if not exists " ~ build_cache_relation()
                          ~ " (note string) using iceberg comment 'The build cache: no rows; its table properties "
@@ -18,6 +18,8 @@
                          ~ "tblproperties ('format-version' = '2', "
                          ~ "'write.metadata.delete-after-commit.enabled' = 'true', "
                          ~ "'write.metadata.previous-versions-max' = '10')") -%}
+        {#- dbt filled its relation cache before this hook: tell it, so that this build can write -#}
+        {%- do adapter.cache_added(build_cache_relation()) -%}
     {%- endif -%}
 {% endmacro %}
 
@@ -33,14 +35,18 @@
 {% endmacro %}
 
 
-{% macro build_cache_put(key, value) %}
-    {#- Writes one entry of the build cache (an Iceberg metadata commit, no snapshot; two threads'
-        commits retry each other, so neither is lost); nothing while the cache table is missing. -#}
-    {%- if load_relation(build_cache_relation()) is none -%}
+{% macro build_cache_put(entries) %}
+    {#- Writes entries (a mapping key -> value) of the build cache in one Iceberg metadata commit,
+        no snapshot (two threads' commits retry each other, so neither is lost); nothing while the
+        cache table is missing. -#}
+    {%- if not entries or load_relation(build_cache_relation()) is none -%}
         {{ return('') }}
     {%- endif -%}
-    {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties ("
-                     ~ sql_string_literal(key) ~ " = " ~ sql_string_literal(value) ~ ")") -%}
+    {%- set properties = [] -%}
+    {%- for key, value in entries | dictsort -%}
+        {%- do properties.append(sql_string_literal(key) ~ ' = ' ~ sql_string_literal(value)) -%}
+    {%- endfor -%}
+    {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties (" ~ properties | join(', ') ~ ")") -%}
 {% endmacro %}
 
 

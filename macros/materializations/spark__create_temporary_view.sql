@@ -9,10 +9,11 @@
         added by the next build whose batch has rows (cdc_changelog: 2-5 s less per no-op build on
         the demo lake, on the path every later model waits for). -#}
     {%- set on_schema_change = config.get('on_schema_change') or 'ignore' -%}
-    {%- if batch_marked_empty(compiled_code) and on_schema_change != 'ignore' -%}
+    {%- set empty = batch_marked_empty(compiled_code) -%}
+    {%- if empty and on_schema_change != 'ignore' -%}
         create or replace temporary view {{ relation }} as
         select * from {{ this }} where false
-    {%- elif batch_marked_empty(compiled_code) -%}
+    {%- elif empty -%}
         select 'batch is empty: no temporary view {{ relation }}' as skipped
     {%- else -%}
         create or replace temporary view {{ relation }} as

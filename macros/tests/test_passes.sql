@@ -83,13 +83,11 @@
         {%- do passed.append('select * from global_temp.' ~ pending_test_pass_view(result.node.unique_id)) -%}
     {%- endfor -%}
     {%- if passed -%}
-        {%- set properties = [] -%}
+        {%- set entries = {} -%}
         {%- for test_id, fingerprint in run_query(passed | join(' union all ')) -%}
-            {%- do properties.append(sql_string_literal(test_pass_property(test_id)) ~ ' = '
-                                     ~ sql_string_literal(fingerprint)) -%}
+            {%- do entries.update({test_pass_property(test_id): fingerprint}) -%}
         {%- endfor -%}
-        {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties ("
-                         ~ properties | join(', ') ~ ")") -%}
+        {%- do build_cache_put(entries) -%}
     {%- endif -%}
     {%- for view in pending -%}
         {%- do run_query("drop view if exists global_temp." ~ view) -%}

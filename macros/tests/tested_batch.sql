@@ -53,11 +53,12 @@
     {%- if not incremental or load_relation(relation) is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- for key, value in run_query('show tblproperties ' ~ relation) if key == tested_batch_property() -%}
-        {%- set record = fromjson(value) -%}
-        {{ return(landed_after(record['after'], record['column'])) }}
-    {%- endfor -%}
-    {{ return(none) }}
+    {%- set recorded = relation_property(relation, tested_batch_property()) -%}
+    {%- if recorded is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set record = fromjson(recorded) -%}
+    {{ return(landed_after(record['after'], record['column'])) }}
 {% endmacro %}
 
 

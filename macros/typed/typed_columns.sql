@@ -58,7 +58,7 @@
         }) -%}
     {%- endfor -%}
     {%- if inputs is not none -%}
-        {%- do build_cache_put(cache_key, tojson({'inputs': local_md5(inputs | join('\n')), 'columns': columns})) -%}
+        {%- do build_cache_put({cache_key: tojson({'inputs': local_md5(inputs | join('\n')), 'columns': columns})}) -%}
     {%- endif -%}
     {{ return(columns) }}
 {% endmacro %}

@@ -28,6 +28,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cdc_lake.bench.report import replace_section
 from cdc_lake.env import PROJECT_DIR, jvm_dir
 
 RESULTS_DIR = PROJECT_DIR / "bench" / "results" / "kafka"
@@ -280,14 +281,7 @@ def render(results_dir: Path = RESULTS_DIR, report: Path = REPORT) -> None:
         verdicts.append(verdict)
     lines += ["", "The issue's target: consume ≥ 50 % of the perf-test's records/s.", "", *verdicts]
     lines += ["", END]
-    block = "\n".join(lines)
-    text = report.read_text() if report.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    report.write_text(text)
+    replace_section(report, BEGIN, END, "\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -469,14 +469,20 @@ def render(results_dir: Path, report_path: Path, plot_path: Path) -> None:
         rel = os.path.relpath(plot_path, report_path.parent)
         lines += [f"![cost against history size]({rel})", ""]
     lines.append(END)
-    block = "\n".join(lines)
-    if report_path.exists() and BEGIN in (text := report_path.read_text()) and END in text:
-        head, rest = text.split(BEGIN, 1)
-        block = head + block + rest.split(END, 1)[1]
+    replace_section(report_path, BEGIN, END, "\n".join(lines))
+
+
+def replace_section(report_path: Path, begin: str, end: str, block: str, heading: str = "") -> None:
+    """Write `block` (which starts with `begin` and ends with `end`) over the report's text between
+    those markers, or, when the report has none, after its text (under `heading` if given)."""
+    text = report_path.read_text() if report_path.exists() else "# Benchmarks\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        block = "# Benchmarks\n\n" + block + "\n"
+        text = text.rstrip("\n") + "\n\n" + (f"{heading}\n\n" if heading else "") + block + "\n"
     report_path.parent.mkdir(parents=True, exist_ok=True)
-    report_path.write_text(block)
+    report_path.write_text(text)
 
 
 def _plot(results: list[dict], path: Path) -> bool:

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from cdc_lake.bench.report import replace_section
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.formats import FORMATS
 
@@ -144,14 +145,7 @@ def render(result: dict[str, Any]) -> str:
 def write(result: dict[str, Any], results_path: Path, report_path: Path) -> None:
     results_path.parent.mkdir(parents=True, exist_ok=True)
     results_path.write_text(json.dumps(result, indent=2) + "\n")
-    section = render(result)
-    text = report_path.read_text() if report_path.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## A scheduled build and the analyst loop (demo lake)\n\n" + section + "\n"
-    report_path.write_text(text)
+    replace_section(report_path, BEGIN, END, render(result), "## A scheduled build and the analyst loop (demo lake)")
 
 
 def main(argv: list[str] | None = None) -> int:
