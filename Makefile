@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-verify clean-lake clean
 
 setup: $(STAMP)
 
@@ -134,6 +134,11 @@ bench-kafka: $(BENCH_STAMP)
 # floor, from the command line on a demo lake of its own (src/cdc_lake/bench/scheduled.py).
 bench-scheduled: $(STAMP)
 	$(BIN)/python -m cdc_lake.bench.scheduled $(BENCH_SCHEDULED_ARGS)
+
+# `cdc-lake verify` of a 1M-row table against count(*) and one full scan of each side, and 10
+# differing rows found by key, on a MariaDB server and a lake of its own (src/cdc_lake/bench/verify.py).
+bench-verify: $(STAMP)
+	$(BIN)/python -m cdc_lake.bench.verify $(BENCH_VERIFY_ARGS)
 
 # sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
 # on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for

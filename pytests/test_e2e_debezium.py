@@ -20,6 +20,7 @@ version per committed row state, in commit order; `cdc_schema_changes` lists the
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -59,6 +60,10 @@ from cdc_lake.testing.mysql_values import (
     typed_lake,
     typed_truth,
 )
+from cdc_lake.verify import compare
+from cdc_lake.verify.compare import TableResult
+from cdc_lake.verify.run import verify
+from cdc_lake.verify.source import SourceUrl
 
 pytestmark = pytest.mark.e2e
 
@@ -223,14 +228,8 @@ def run_round(state: E2E, round_no: int, transactions: list) -> None:
         wait_for_marker(state, variant.name, round_no)
     state.timings[f"round {round_no}: SQL and capture"] = time.monotonic() - started
     for group, lake in state.lakes.items():
-        lake._activate()
         started = time.monotonic()
-        prefixes = "|".join(v.name for v in VARIANTS if lake_group(v) == group)
-        consume(lake.spark, ConsumeSettings(
-            bootstrap_servers=state.broker.bootstrap,
-            rules=[TopicRule("debezium", patterns=[rf"(?:{prefixes})(\..*)?"])],
-            checkpoint_root=state.folder / "checkpoints" / group,
-        ), progress=None)
+        consume_group(state, group)
         state.timings[f"round {round_no}: consume {group}"] = time.monotonic() - started
         started = time.monotonic()
         try:
@@ -239,6 +238,18 @@ def run_round(state: E2E, round_no: int, transactions: list) -> None:
             state.build_failures[group] = str(failure)
         state.timings[f"round {round_no}: dbt build {group}"] = time.monotonic() - started
     print({k: round(v, 1) for k, v in state.timings.items()})
+
+
+def consume_group(state: E2E, group: str) -> None:
+    """Land what the connectors of one lake group sent since the last time."""
+    lake = state.lakes[group]
+    lake._activate()
+    prefixes = "|".join(v.name for v in VARIANTS if lake_group(v) == group)
+    consume(lake.spark, ConsumeSettings(
+        bootstrap_servers=state.broker.bootstrap,
+        rules=[TopicRule("debezium", patterns=[rf"(?:{prefixes})(\..*)?"])],
+        checkpoint_root=state.folder / "checkpoints" / group,
+    ), progress=None)
 
 
 def wait_for_marker(state: E2E, prefix: str, round_no: int, timeout: float = 600.0) -> None:
@@ -424,3 +435,123 @@ def test_round1_snapshot_and_streaming(round1, variant):
 @pytest.mark.parametrize("variant", variant_params())
 def test_round2_incremental(round2, variant):
     check_variant(round2, variant)
+
+
+# ----------------------------------------------------------------------------------- cdc-lake verify
+# After the last round the lake holds what MariaDB holds (the tests above prove it from MariaDB's own
+# SELECT); `cdc-lake verify` must say so, and then find each difference made behind its back. These
+# tests run last: they change MariaDB with the binlog off and delete a row from the lake.
+
+VERIFIED = "dbz_default"
+
+
+def verify_url(state: E2E) -> SourceUrl:
+    return SourceUrl(USER, "127.0.0.1", state.server.port, DATABASE)
+
+
+def run_verify(state: E2E, tables: list[str] | None = None) -> dict[str, TableResult]:
+    lake = state.lakes["schemas"]
+    verification = verify(lake.spark, verify_url(state), lake.schema, lake.raw_schema, tables=tables,
+                          source_system=VERIFIED, password=PASSWORD)
+    print(verification.as_text())
+    return {r.table: r for r in verification.results}
+
+
+def source_sql(state: E2E, *statements: str) -> None:
+    """Statements the CDC tool never sees: the session writes no binlog."""
+    with state.server.connect(DATABASE) as conn, conn.cursor() as cursor:
+        cursor.execute("set session sql_log_bin = 0")
+        for statement in statements:
+            cursor.execute(statement)
+
+
+@pytest.fixture(scope="module")
+def verified(round2) -> E2E:
+    if VERIFIED not in {v.name for v in VARIANTS}:
+        pytest.skip(f"CDC_LAKE_E2E_VARIANTS leaves out {VERIFIED}")
+    return round2
+
+
+def test_verify_equal_after_the_workload(verified):
+    results = run_verify(verified)
+    assert set(results) == set(TABLES)
+    assert {t: r.status for t, r in results.items() if r.status != "equal"} == {}
+    for table, result in results.items():
+        assert result.source_rows == len(verified.recorder.select(table)) == result.lake_rows, table
+    # the rows at both ends of every type's range, NULLs in every column and the 1 MB text
+    assert results["types"].source_rows >= 3
+    # every row's values were compared by checksum: one scan per side, nothing pulled
+    assert {r.scans for r in results.values()} == {1}
+    recorded = verified.lakes["schemas"].rows(
+        "select table_name, status from {raw_schema}.verification_results where source_system = 'dbz_default'"
+    )
+    assert sorted(recorded, key=lambda r: r["table_name"]) == [
+        {"table_name": t, "status": "equal"} for t in sorted(TABLES)
+    ]
+
+
+def test_verify_finds_a_row_changed_behind_the_cdc_tools_back(verified, monkeypatch, capsys):
+    (row,) = [r for r in verified.recorder.select("orders") if (r["order_id"], r["line_no"]) == (4, 2)]
+    source_sql(verified, f"update {DATABASE}.orders set note = 'by hand' where order_id = 4 and line_no = 2")
+    lake = verified.lakes["schemas"]
+    lake._activate()
+    monkeypatch.setenv("CDC_LAKE_SOURCE_PASSWORD", PASSWORD)
+    code = cli.main(["verify", "--source", str(verify_url(verified)), "--tables", f"{DATABASE}.orders",
+                     "--source-system", VERIFIED, "--output", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (orders,) = report["tables"]
+    # no binlog event for it: a real difference, not one in flight
+    assert (orders["status"], orders["differing_keys"], orders["changes_in_flight"]) == ("different", 1, 0)
+    assert orders["samples"] == [{"key": "order_id=4, line_no=2", "kind": "values_differ",
+                                  "columns": {"note": {"source": "by hand", "lake": row["note"]}}}]
+    assert report["equal"] is False
+
+
+def test_verify_counts_keyless_duplicates(verified):
+    before = run_verify(verified, ["events_nokey"])["events_nokey"]
+    source_sql(verified, f"insert into {DATABASE}.events_nokey values ('click', 1)")
+    result = run_verify(verified, ["events_nokey"])["events_nokey"]
+    assert before.status == "equal"
+    assert (result.status, result.source_rows, result.lake_rows) == ("different", before.source_rows + 1,
+                                                                     before.lake_rows)
+    assert [(d.key, d.kind) for d in result.differences] == [("row(kind=click, amount=1)", "missing_in_lake")]
+
+
+def test_verify_finds_a_row_deleted_from_the_lake_and_one_in_flight(verified, monkeypatch):
+    # buckets of a few rows, so that 2,000 rows take a level of bisection before the pull
+    monkeypatch.setattr(compare, "PULL_ROWS", 32)
+    lake = verified.lakes["schemas"]
+    lake.spark.sql(
+        f"delete from {lake.schema}.cdc_history where source_system = '{VERIFIED}' and table_name = 'bulk' "
+        "and primary_key['id'] = '17'"
+    )
+    result = run_verify(verified, ["bulk"])["bulk"]
+    assert (result.status, result.differing_keys, result.lake_rows) == ("different", 1, result.source_rows - 1)
+    assert [(d.key, d.kind) for d in result.differences] == [("id=17", "missing_in_lake")]
+    # bisection: the whole table, then 256 buckets, then the rows of the one that differs
+    assert result.scans == 3
+    # a change the connector sends but the lake has not landed yet: in flight, not wrong
+    with verified.server.connect(DATABASE) as conn, conn.cursor() as cursor:
+        cursor.execute(f"update {DATABASE}.bulk set v = 'moved' where id = 18")
+    result = run_verify(verified, ["bulk"])["bulk"]
+    assert (result.status, result.differing_keys) == ("in_flight", 2)
+    assert result.in_flight >= 1
+    assert [d.key for d in result.differences] == ["id=17", "id=18"]
+
+
+def test_verify_as_of_landed_builds_first(verified, monkeypatch, capsys):
+    """Once the in-flight change is landed, `--as-of-landed` builds it before comparing: only the
+    row deleted from the lake still differs, and nothing is in flight."""
+    verified.recorder.mark(3)
+    wait_for_marker(verified, VERIFIED, 3)
+    consume_group(verified, "schemas")
+    lake = verified.lakes["schemas"]
+    monkeypatch.setenv("CDC_LAKE_SOURCE_PASSWORD", PASSWORD)
+    code = cli.main(["verify", "--source", str(verify_url(verified)), "--tables", "bulk", "--source-system",
+                     VERIFIED, "--as-of-landed", "--project-dir", str(lake.project_dir), "--output", "json"])
+    # dbt's output goes to the terminal (a child process); the report is the command's own stdout
+    (bulk,) = json.loads(capsys.readouterr().out)["tables"]
+    assert code == 1
+    assert (bulk["status"], bulk["differing_keys"], bulk["changes_in_flight"]) == ("different", 1, 0)
+    assert [d["key"] for d in bulk["samples"]] == ["id=17"]

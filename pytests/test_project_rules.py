@@ -172,6 +172,20 @@ def test_the_raw_table_ddl_agrees_in_python_and_the_hook(manifest):
     assert words(found.group(2)) == words(RAW_TABLE_PROPERTIES)
 
 
+def test_the_verification_results_ddl_agrees_in_python_and_the_hook(manifest):
+    """`cdc-lake verify` creates verification_results (cdc_lake.verify.run.RESULTS_COLUMNS) unless
+    the hook did first, for the cdc_verification model; both must create the same table."""
+    from cdc_lake.verify.run import RESULTS_COLUMNS
+
+    macro = manifest["macros"]["macro.cdc_lake.create_raw_tables"]["macro_sql"]
+    start = macro.index('".verification_results ("')
+    statement = macro[start : macro.index(") -%}", start)]
+    text = "".join(re.findall(r'"([^"]*)"', statement))
+    found = re.search(r"\.verification_results \((.*)\) using iceberg$", text)
+    assert found, text
+    assert " ".join(found.group(1).split()) == " ".join(RESULTS_COLUMNS.split())
+
+
 def test_each_override_of_a_dbt_macro_is_pinned_to_the_macro_it_replaces(manifest):
     """A project macro named like one of dbt's or dbt-spark's replaces it for the whole project. Each
     such override says in one line why it exists (meta.why) and pins, by SHA-256, the text of every

@@ -2,7 +2,8 @@
     {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
         works. Columns and properties match src/cdc_lake/landing.py (RAW_COLUMNS,
         RAW_TABLE_PROPERTIES), which writes these tables, and
-        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them).
+        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them) and
+        src/cdc_lake/verify/run.py (verification_results, what each `cdc-lake verify` found).
         Runs as an on-run-start hook; each statement is sent on its own. -#}
     {%- if execute -%}
         {%- do run_query("create database if not exists " ~ raw_schema()) -%}
@@ -27,6 +28,14 @@
             "create table if not exists " ~ raw_schema() ~ ".kafka_end_offsets ("
             ~ "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
             ~ "observed_at timestamp not null) using iceberg"
+        ) -%}
+        {%- do run_query(
+            "create table if not exists " ~ raw_schema() ~ ".verification_results ("
+            ~ "verification_id string not null, verified_at timestamp not null, source string not null, "
+            ~ "source_system string, database_name string not null, table_name string not null, "
+            ~ "status string not null, source_rows bigint, lake_rows bigint, differing_keys bigint, "
+            ~ "differences string, source_position string, lake_position string, changes_in_flight bigint, "
+            ~ "seconds double) using iceberg"
         ) -%}
     {%- endif -%}
 {% endmacro %}

@@ -1,0 +1,103 @@
+"""The lake side of a verification: the live rows of `cdc_current` for one source table, as the
+same texts and hashes the source computes (cdc_lake.verify.sql), and the lake's last applied
+source position."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from cdc_lake.sqltext import qualified_name, sql_string
+from cdc_lake.verify.source import BinlogPosition, SourceTable
+from cdc_lake.verify.sql import SPARK, lake_value
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+BINLOG_POSITION = re.compile(r"^(\S+):(\d+)\b")
+
+
+class LakeSide:
+    """`cdc_current` of one source system and database, in the models' schema."""
+
+    def __init__(self, spark: SparkSession, schema: str, source_system: str, database: str) -> None:
+        self.spark = spark
+        self.schema = schema
+        self.source_system = source_system
+        self.database = database
+        self._cached: dict[str, str] = {}
+
+    def _where(self, table: str) -> str:
+        return (
+            f"source_system = {sql_string(self.source_system)} and database_name = {sql_string(self.database)} "
+            f"and table_name = {sql_string(table)}"
+        )
+
+    def _texts(self, table: SourceTable) -> tuple[str, str]:
+        values = [(c, lake_value(c)) for c in table.columns]
+        row = SPARK.row_text(values)
+        key = SPARK.row_text([(c, lake_value(c)) for c in table.key]) if table.key else row
+        return key, row
+
+    def _hashed(self, table: SourceTable, cache: bool) -> str:
+        """The table's live rows as (key md5, row checksum, multiplicity); cached for a second pass."""
+        if table.name in self._cached:
+            return self._cached[table.name]
+        key, row = self._texts(table)
+        query = (
+            f"select md5({key}) as key_md5, {SPARK.checksum(row)} as checksum, row_count "
+            f"from {qualified_name(self.schema, 'cdc_current')} where {self._where(table.name)} and not is_deleted"
+        )
+        if not cache:
+            return f"({query})"
+        view = f"cdc_lake_verify_{len(self._cached)}"
+        self.spark.sql(f"cache table {view} as {query}")
+        self._cached[table.name] = view
+        return view
+
+    def release(self) -> None:
+        for view in self._cached.values():
+            self.spark.sql(f"uncache table if exists {view}")
+            self.spark.catalog.dropTempView(view)
+        self._cached.clear()
+
+    def buckets(self, table: SourceTable, width: int, within: int, prefixes: list[str]) -> dict[str, tuple[int, int]]:
+        hashed = self._hashed(table, cache=width > 0)
+        rows = self.spark.sql(
+            f"select left(key_md5, {width}) as bucket, sum(row_count) as row_count, "
+            f"sum(checksum * row_count) as checksum from {hashed} "
+            f"where {SPARK.in_buckets('key_md5', within, prefixes)} "
+            "group by 1"
+        ).collect()
+        return {r["bucket"]: (int(r["row_count"]), int(r["checksum"] or 0)) for r in rows}
+
+    def rows(self, table: SourceTable, width: int, prefixes: list[str]) -> list[tuple[str | None, ...]]:
+        """The live rows in the given buckets as the source's texts, a keyless row once per copy."""
+        key, _ = self._texts(table)
+        values = ", ".join(lake_value(c) for c in table.columns)
+        found = self.spark.sql(
+            f"select array({values}) as v, row_count from {qualified_name(self.schema, 'cdc_current')} "
+            f"where {self._where(table.name)} and not is_deleted and {SPARK.in_buckets(f'md5({key})', width, prefixes)}"
+        ).collect()
+        return [tuple(r["v"]) for r in found for _ in range(max(int(r["row_count"] or 1), 1))]
+
+    def source_systems(self) -> list[str]:
+        rows = self.spark.sql(
+            f"select distinct source_system from {qualified_name(self.schema, 'cdc_current')} "
+            f"where database_name = {sql_string(self.database)}"
+        ).collect()
+        return sorted(r[0] for r in rows if r[0] is not None)
+
+    def last_position(self) -> tuple[str, BinlogPosition | None]:
+        """The source position of the last change the lake applied from this source system
+        (every database: the binlog is the server's), readable and, where it is one, as a binlog
+        file and offset."""
+        rows = self.spark.sql(
+            f"select source_position from {qualified_name(self.schema, 'cdc_changelog')} "
+            f"where source_system = {sql_string(self.source_system)} order by change_order desc limit 1"
+        ).collect()
+        if not rows or rows[0][0] is None:
+            return "", None
+        text = str(rows[0][0])
+        match = BINLOG_POSITION.match(text)
+        return text, BinlogPosition(match.group(1), int(match.group(2))) if match else None

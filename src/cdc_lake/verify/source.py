@@ -1,0 +1,211 @@
+"""The source side of a verification: a MariaDB/MySQL database read through one consistent
+snapshot, with PyMySQL.
+
+Only aggregates cross the wire until bisection has narrowed a difference to a few buckets: each
+query is one scan of the table inside MariaDB, grouped by a prefix of the key's md5. The snapshot
+(`START TRANSACTION WITH CONSISTENT SNAPSHOT`, InnoDB's repeatable read) makes every query of a run
+see the same rows, and MariaDB reports the binlog position that snapshot stands at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from cdc_lake.verify.sql import MARIADB, Column, source_value
+
+PASSWORD_VARIABLES = ("CDC_LAKE_SOURCE_PASSWORD", "MYSQL_PWD")
+TABLE_MAP = re.compile(r"\(`?([^`.()]+)`?\.`?([^`()]+?)`?\)\s*$")
+
+
+class SourceError(Exception):
+    """The source URL is wrong or the database cannot be read."""
+
+
+@dataclass(frozen=True)
+class SourceUrl:
+    """`mysql://user@host:port/database`; the password comes from the environment."""
+
+    user: str
+    host: str
+    port: int
+    database: str
+
+    @classmethod
+    def parse(cls, url: str) -> SourceUrl:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("mysql", "mariadb"):
+            raise SourceError(f"{url!r}: expected mysql://user@host:port/database")
+        if parsed.password:
+            raise SourceError(
+                "put the password in $CDC_LAKE_SOURCE_PASSWORD (or $MYSQL_PWD), not in the URL: "
+                "command lines end up in shell histories and process lists"
+            )
+        database = parsed.path.lstrip("/")
+        if not database or not parsed.hostname:
+            raise SourceError(f"{url!r}: expected mysql://user@host:port/database")
+        return cls(unquote(parsed.username or os.environ.get("USER", "root")), parsed.hostname,
+                   parsed.port or 3306, unquote(database))
+
+    def __str__(self) -> str:
+        return f"mysql://{self.user}@{self.host}:{self.port}/{self.database}"
+
+
+@dataclass(frozen=True)
+class BinlogPosition:
+    file: str
+    position: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.position}"
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    name: str
+    columns: list[Column]
+    key: list[Column]
+
+    @property
+    def keyless(self) -> bool:
+        return not self.key
+
+
+class SourceDatabase:
+    """One connection, one snapshot: every read of a verification run sees the same rows."""
+
+    def __init__(self, url: SourceUrl, password: str | None = None) -> None:
+        import pymysql
+
+        if password is None:
+            password = next((os.environ[v] for v in PASSWORD_VARIABLES if v in os.environ), "")
+        self.url = url
+        try:
+            self.conn = pymysql.connect(host=url.host, port=url.port, user=url.user, password=password,
+                                        database=url.database, charset="utf8mb4", autocommit=True)
+        except pymysql.MySQLError as exc:
+            raise SourceError(f"cannot connect to {url}: {exc}") from exc
+        self.snapshot: BinlogPosition | None = None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        with self.conn.cursor() as cursor:
+            cursor.execute(sql)
+            return list(cursor.fetchall())
+
+    def begin_snapshot(self) -> None:
+        """Open the consistent snapshot; times as UTC (timestamps' canonical text is UTC)."""
+        self.query("set session time_zone = '+00:00'")
+        self.query("set session transaction isolation level repeatable read")
+        self.query("start transaction with consistent snapshot, read only")
+        # MariaDB: the binlog position of exactly this snapshot (empty without a binlog)
+        status = dict(self.query("show status like 'binlog_snapshot_%'"))
+        file, position = status.get("Binlog_snapshot_file") or "", status.get("Binlog_snapshot_position")
+        self.snapshot = BinlogPosition(file, int(position)) if file and position else None
+
+    def tables(self) -> list[str]:
+        rows = self.query(
+            "select table_name from information_schema.tables where table_schema = database() "
+            "and table_type = 'BASE TABLE' order by table_name"
+        )
+        return [r[0] for r in rows]
+
+    def describe(self, table: str) -> SourceTable:
+        name = MARIADB.literal(table)
+        columns = [
+            Column(n, t.lower())
+            for n, t in self.query(
+                "select column_name, data_type from information_schema.columns where table_schema = database() "
+                f"and table_name = {name} order by ordinal_position"
+            )
+        ]
+        if not columns:
+            raise SourceError(f"{self.url.database}.{table}: no such table in the source")
+        key_names = [
+            r[0]
+            for r in self.query(
+                "select column_name from information_schema.key_column_usage where table_schema = database() "
+                f"and table_name = {name} and constraint_name = 'PRIMARY' order by ordinal_position"
+            )
+        ]
+        by_name = {c.name: c for c in columns}
+        return SourceTable(table, columns, [by_name[k] for k in key_names])
+
+    def _texts(self, table: SourceTable) -> tuple[str, str]:
+        values = [(c, source_value(c)) for c in table.columns]
+        row = MARIADB.row_text(values)
+        key = MARIADB.row_text([(c, source_value(c)) for c in table.key]) if table.key else row
+        return key, row
+
+    def buckets(self, table: SourceTable, width: int, within: int, prefixes: list[str]) -> dict[str, tuple[int, int]]:
+        """bucket (`width` hex digits of the key's md5) -> (rows, checksum), for the rows whose
+        key md5 starts with one of `prefixes` (`within` digits long)."""
+        key, row = self._texts(table)
+        rows = self.query(
+            f"select {MARIADB.bucket(f'md5({key})', width)}, count(*), sum({MARIADB.checksum(row)}) "
+            f"from {MARIADB.quote(table.name)} where {MARIADB.in_buckets(f'md5({key})', within, prefixes)} group by 1"
+        )
+        return {str(b): (int(n), int(s or 0)) for b, n, s in rows}
+
+    def rows(self, table: SourceTable, width: int, prefixes: list[str]) -> list[tuple[str | None, ...]]:
+        """The rows in the given buckets, each column as its canonical text (floats as doubles)."""
+        key, _ = self._texts(table)
+        values = ", ".join(source_value(c) for c in table.columns)
+        where = MARIADB.in_buckets(f"md5({key})", width, prefixes)
+        found = self.query(f"select {values} from {MARIADB.quote(table.name)} where {where}")
+        return [tuple(None if v is None else str(v) for v in r) for r in found]
+
+    def count(self, table: str) -> int:
+        return int(self.query(f"select count(*) from {MARIADB.quote(table)}")[0][0])
+
+    def row_events_after(self, start: BinlogPosition, tables: list[str]) -> dict[str, int] | None:
+        """Row events per table between the lake's last change and the snapshot: the changes the
+        lake cannot have yet. The transaction holding `start` counts as applied (its events are
+        skipped up to its commit). None when the binlog cannot be read (no privilege, purged)."""
+        if self.snapshot is None:
+            return None
+        counts = dict.fromkeys(tables, 0)
+        try:
+            files = [r[0] for r in self.query("show binary logs")]
+        except Exception:  # noqa: BLE001 - no BINLOG MONITOR privilege: the position is unknown
+            return None
+        if start.file not in files or self.snapshot.file not in files:
+            return None
+        # None until the first event after `start`: inside a transaction (a row event) its rest was
+        # applied with it; at a transaction's start (GTID/BEGIN) nothing is skipped
+        in_start_transaction: bool | None = None
+        for file in files[files.index(start.file): files.index(self.snapshot.file) + 1]:
+            offset = 0
+            while True:
+                events = self.query(f"show binlog events in {MARIADB.literal(file)} limit {offset}, 10000")
+                offset += len(events)
+                for _, pos, event_type, _, end_pos, info in events:
+                    if file == start.file and int(end_pos) <= start.position:
+                        continue
+                    if file == self.snapshot.file and int(pos) >= self.snapshot.position:
+                        return counts
+                    if in_start_transaction is None:
+                        in_start_transaction = not starts_transaction(event_type, str(info))
+                    if in_start_transaction:
+                        in_start_transaction = not ends_transaction(event_type, str(info))
+                        continue
+                    if event_type == "Table_map":
+                        match = TABLE_MAP.search(str(info))
+                        if match and match.group(1) == self.url.database and match.group(2) in counts:
+                            counts[match.group(2)] += 1
+                if len(events) < 10000:
+                    break
+        return counts
+
+
+def starts_transaction(event_type: str, info: str) -> bool:
+    return event_type in ("Gtid", "Gtid_log_event") or (event_type == "Query" and info.strip().upper() == "BEGIN")
+
+
+def ends_transaction(event_type: str, info: str) -> bool:
+    return event_type == "Xid" or (event_type == "Query" and info.strip().upper() == "COMMIT")
