@@ -1,5 +1,5 @@
 """`cdc-lake`: the project's command line (landing Kafka dumps, SQL on the lake, the metastore server,
-a local cluster; more join here)."""
+a local cluster, verifying the lake against the source database; more join here)."""
 
 from __future__ import annotations
 

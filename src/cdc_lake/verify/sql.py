@@ -96,8 +96,9 @@ class Dialect:
         return f"cast(conv(left(md5({text}), {HASH_HEX_DIGITS}), 16, 10) as {self.checksum_type})"
 
     def bucket(self, key_md5: str, width: int) -> str:
-        """The bucket of a row: the first `width` hex digits of its key's md5."""
-        return f"left({key_md5}, {width})"
+        """The bucket of a row: the first `width` hex digits of its key's md5 (no md5 at all for
+        the whole table's one bucket)."""
+        return f"left({key_md5}, {width})" if width else "''"
 
     def in_buckets(self, key_md5: str, width: int, buckets: list[str]) -> str:
         if width == 0:
