@@ -1,5 +1,5 @@
 """Compare one source table with the lake: counts and checksums first, then bisection over buckets
-of the key's md5 until the differing rows are few enough to pull from both sides and compare.
+of the key's hash until the differing rows are few enough to pull from both sides and compare.
 
 A table that is equal costs one aggregate scan on each side (run at the same time). A difference
 costs one more scan per level of bisection (each level splits a bucket 256 ways) and one scan that
@@ -16,7 +16,7 @@ from typing import Any
 
 from cdc_lake.verify.lake import LakeSide
 from cdc_lake.verify.source import SourceDatabase, SourceTable
-from cdc_lake.verify.sql import Column
+from cdc_lake.verify.sql import BUCKET_HEX_DIGITS, Column
 
 # bisection stops once the differing buckets hold at most this many rows (per side)...
 PULL_ROWS = 20_000
@@ -190,7 +190,7 @@ class Verifier:
         while differing:
             rows = sum(max(source.get(b, (0, 0))[0], lake.get(b, (0, 0))[0]) for b in differing)
             level_buckets = len(source.keys() | lake.keys())
-            if rows <= PULL_ROWS or width >= 32 or (width > 0 and len(differing) * 2 > level_buckets):
+            if rows <= PULL_ROWS or width >= BUCKET_HEX_DIGITS or (width > 0 and len(differing) * 2 > level_buckets):
                 break
             source, lake = self.both("buckets", table, width + HEX_PER_LEVEL, width, differing)
             width += HEX_PER_LEVEL

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from cdc_lake.sqltext import qualified_name, sql_string
 from cdc_lake.verify.source import BinlogPosition, SourceTable
-from cdc_lake.verify.sql import SPARK, lake_value
+from cdc_lake.verify.sql import SPARK, double_layers, lake_number_text, lake_value, layered
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,20 +33,43 @@ class LakeSide:
             f"and table_name = {sql_string(table)}"
         )
 
-    def _texts(self, table: SourceTable) -> tuple[str, str]:
-        values = [(c, lake_value(c)) for c in table.columns]
+    def _rows(self, table: SourceTable) -> tuple[str, list[str]]:
+        """The table's live rows as a query, and each column's text (source_value's form) as an
+        expression over it: floats and doubles rewritten by double_layers, projection by projection."""
+        query = (
+            f"select image, row_count from {qualified_name(self.schema, 'cdc_current')} "
+            f"where {self._where(table.name)} and not is_deleted"
+        )
+        layers: list[list[tuple[str, str]]] = []
+        values = []
+        for i, column in enumerate(table.columns):
+            if column.is_number:
+                name = f"verify_number_{i}"
+                for depth, layer in enumerate(double_layers(lake_number_text(column), name)):
+                    if depth == len(layers):
+                        layers.append([])
+                    layers[depth] += layer
+                values.append(name)
+            else:
+                values.append(lake_value(column))
+        return layered(query, layers), values
+
+    def _texts(self, table: SourceTable) -> tuple[str, list[str], str, str]:
+        """The rows' query, its columns' texts, its key text and its row text."""
+        query, values = self._rows(table)
         row = SPARK.row_text(values)
-        key = SPARK.row_text([(c, lake_value(c)) for c in table.key]) if table.key else row
-        return key, row
+        positions = [table.columns.index(c) for c in table.key]
+        key = SPARK.row_text([values[i] for i in positions]) if table.key else row
+        return query, values, key, row
 
     def _hashed(self, table: SourceTable, cache: bool) -> str:
-        """The table's live rows as (key md5, row checksum, multiplicity); cached for a second pass."""
+        """The table's live rows as (key hash, row checksum, multiplicity); cached for a second pass."""
         if table.name in self._cached:
             return self._cached[table.name]
-        key, row = self._texts(table)
+        rows, _, key, row = self._texts(table)
         query = (
-            f"select md5({key}) as key_md5, {SPARK.checksum(row)} as checksum, row_count "
-            f"from {qualified_name(self.schema, 'cdc_current')} where {self._where(table.name)} and not is_deleted"
+            f"select {SPARK.key_hash(key) if cache else 'null'} as key_hash, {SPARK.checksum(row)} as checksum, "
+            f"row_count from ({rows}) as live"
         )
         if not cache:
             return f"({query})"
@@ -64,20 +87,18 @@ class LakeSide:
     def buckets(self, table: SourceTable, width: int, within: int, prefixes: list[str]) -> dict[str, tuple[int, int]]:
         hashed = self._hashed(table, cache=width > 0)
         rows = self.spark.sql(
-            f"select left(key_md5, {width}) as bucket, sum(row_count) as row_count, "
-            f"sum(checksum * row_count) as checksum from {hashed} "
-            f"where {SPARK.in_buckets('key_md5', within, prefixes)} "
-            "group by 1"
+            f"select {SPARK.bucket('key_hash', width)} as bucket, sum(row_count) as row_count, "
+            f"sum(checksum * row_count) as checksum from {hashed} as hashed "
+            f"where {SPARK.in_buckets('key_hash', within, prefixes)} group by 1"
         ).collect()
-        return {r["bucket"]: (int(r["row_count"]), int(r["checksum"] or 0)) for r in rows}
+        return {r["bucket"]: (int(r["row_count"]), int(r["checksum"] or 0) % 2**64) for r in rows}
 
     def rows(self, table: SourceTable, width: int, prefixes: list[str]) -> list[tuple[str | None, ...]]:
         """The live rows in the given buckets as the source's texts, a keyless row once per copy."""
-        key, _ = self._texts(table)
-        values = ", ".join(lake_value(c) for c in table.columns)
+        rows, values, key, _ = self._texts(table)
         found = self.spark.sql(
-            f"select array({values}) as v, row_count from {qualified_name(self.schema, 'cdc_current')} "
-            f"where {self._where(table.name)} and not is_deleted and {SPARK.in_buckets(f'md5({key})', width, prefixes)}"
+            f"select array({', '.join(values)}) as v, row_count from ({rows}) as live "
+            f"where {SPARK.in_buckets(SPARK.key_hash(key), width, prefixes)}"
         ).collect()
         return [tuple(r["v"]) for r in found for _ in range(max(int(r["row_count"] or 1), 1))]
 

@@ -2,7 +2,7 @@
 snapshot, with PyMySQL.
 
 Only aggregates cross the wire until bisection has narrowed a difference to a few buckets: each
-query is one scan of the table inside MariaDB, grouped by a prefix of the key's md5. The snapshot
+query is one scan of the table inside MariaDB, grouped by a prefix of the key's hash. The snapshot
 (`START TRANSACTION WITH CONSISTENT SNAPSHOT`, InnoDB's repeatable read) makes every query of a run
 see the same rows, and MariaDB reports the binlog position that snapshot stands at.
 """
@@ -118,10 +118,10 @@ class SourceDatabase:
     def describe(self, table: str) -> SourceTable:
         name = MARIADB.literal(table)
         columns = [
-            Column(n, t.lower())
-            for n, t in self.query(
-                "select column_name, data_type from information_schema.columns where table_schema = database() "
-                f"and table_name = {name} order by ordinal_position"
+            Column(n, t.lower(), int(p or 0), c)
+            for n, t, p, c in self.query(
+                "select column_name, data_type, datetime_precision, character_set_name from information_schema.columns "
+                f"where table_schema = database() and table_name = {name} order by ordinal_position"
             )
         ]
         if not columns:
@@ -137,26 +137,26 @@ class SourceDatabase:
         return SourceTable(table, columns, [by_name[k] for k in key_names])
 
     def _texts(self, table: SourceTable) -> tuple[str, str]:
-        values = [(c, source_value(c)) for c in table.columns]
-        row = MARIADB.row_text(values)
-        key = MARIADB.row_text([(c, source_value(c)) for c in table.key]) if table.key else row
+        row = MARIADB.row_text([source_value(c) for c in table.columns])
+        key = MARIADB.row_text([source_value(c) for c in table.key]) if table.key else row
         return key, row
 
     def buckets(self, table: SourceTable, width: int, within: int, prefixes: list[str]) -> dict[str, tuple[int, int]]:
-        """bucket (`width` hex digits of the key's md5) -> (rows, checksum), for the rows whose
-        key md5 starts with one of `prefixes` (`within` digits long)."""
+        """bucket (`width` hex digits of the key's hash) -> (rows, checksum), for the rows whose
+        key hash starts with one of `prefixes` (`within` digits long)."""
         key, row = self._texts(table)
         rows = self.query(
-            f"select {MARIADB.bucket(f'md5({key})', width)}, count(*), sum({MARIADB.checksum(row)}) "
-            f"from {MARIADB.quote(table.name)} where {MARIADB.in_buckets(f'md5({key})', within, prefixes)} group by 1"
+            f"select {MARIADB.bucket(MARIADB.key_hash(key), width)}, count(*), sum({MARIADB.checksum(row)}) "
+            f"from {MARIADB.quote(table.name)} where {MARIADB.in_buckets(MARIADB.key_hash(key), within, prefixes)} "
+            "group by 1"
         )
-        return {str(b): (int(n), int(s or 0)) for b, n, s in rows}
+        return {str(b): (int(n), int(s or 0) % 2**64) for b, n, s in rows}
 
     def rows(self, table: SourceTable, width: int, prefixes: list[str]) -> list[tuple[str | None, ...]]:
-        """The rows in the given buckets, each column as its canonical text (floats as doubles)."""
+        """The rows in the given buckets, each column as source_value writes it."""
         key, _ = self._texts(table)
         values = ", ".join(source_value(c) for c in table.columns)
-        where = MARIADB.in_buckets(f"md5({key})", width, prefixes)
+        where = MARIADB.in_buckets(MARIADB.key_hash(key), width, prefixes)
         found = self.query(f"select {values} from {MARIADB.quote(table.name)} where {where}")
         return [tuple(None if v is None else str(v) for v in r) for r in found]
 

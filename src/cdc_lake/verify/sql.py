@@ -1,14 +1,17 @@
-"""The SQL both sides of a verification run: a source column's canonical text in MariaDB's
-dialect, the same column's text from a lake image in Spark's, and the row and key hashes built
-from them.
+"""The SQL both sides of a verification run: a source column's text in MariaDB's dialect, the
+same column's text from a lake image in Spark's, and the row and key hashes built from them.
 
 docs/canonical_values.md is the contract: MariaDB renders each type into the lake's canonical text
-(decimals with their scale, trimmed fractions of datetimes, lowercase hex of bytes, ...). Floats are
-the exception: MariaDB prints a double as `1e20` where Java prints `1.0E20`, and prints a FLOAT with
-six digits, so a float/double is compared as the double's shortest digits rewritten into one
-neutral form (`sign digits 'e' exponent`) on both sides. Where the two printers still disagree
-(Java 17's `Double.toString` is not always the shortest), the rows' values are compared as numbers
-once bisection has found them, so such a column costs a narrower search, never a wrong answer.
+(decimals with their scale, lowercase hex of bytes, ...) with one conversion per value, the
+cheapest it can do. Where that text differs from the canonical one, Spark rewrites the lake's side
+instead, since Spark evaluates a repeated piece once and MariaDB again at each use:
+- fractions of seconds: MariaDB prints all the column's digits, the lake trims trailing zeros;
+- floats: MariaDB prints a double as `1e20` where Java (the lake's text) prints `1.0E20`, and a
+  FLOAT with six digits: MariaDB's text of the double (a FLOAT widened first) is kept, and Spark
+  lays the lake's digits out as MariaDB does (`e` notation outside 1e-15 <= |x| < 1e15).
+Where the two still disagree (Java 17's `Double.toString` is not always the shortest), the rows'
+values are compared as numbers once bisection has found them, so such a column costs a narrower
+search, never a wrong answer.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from dataclasses import dataclass
 # the characters joining a row's values: the ASCII unit separator, 'v' before a value, 'n' for NULL
 NULL_MARK = "n"
 VALUE_MARK = "v"
-# row checksums: the first 60 bits of the md5 of the row's text, summed per bucket (a sum, not an
-# XOR, so two equal keyless rows do not cancel out)
-HASH_HEX_DIGITS = 15
+# A row's checksum is the CRC-32 of its text (as pt-table-checksum's default), summed per bucket: a
+# sum, not an XOR, so two equal keyless rows do not cancel out; a changed row goes unseen with odds
+# of 1 in 2^32. Buckets are prefixes of the key text's CRC-32 in 8 hex digits. Both are the
+# cheapest hashes the two engines share (md5 doubled Spark's scan).
+BUCKET_HEX_DIGITS = 8
 
 FLOAT_TYPES = {"float"}
 DOUBLE_TYPES = {"double", "real"}
@@ -34,24 +39,24 @@ TEXT_TYPES = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "
 
 @dataclass(frozen=True)
 class Column:
-    """A source column: its name and MariaDB's `information_schema.columns.data_type`."""
+    """A source column: its name, MariaDB's `information_schema.columns.data_type`, and for
+    temporal types the digits of the fraction (`datetime_precision`), for text its character set."""
 
     name: str
     data_type: str
+    precision: int = 0
+    charset: str | None = None
 
     @property
     def is_number(self) -> bool:
-        """Floats and doubles: compared as numbers, hashed in the neutral number form."""
+        """Floats and doubles: the rows pulled after bisection compare them as numbers."""
         return self.data_type in FLOAT_TYPES | DOUBLE_TYPES
 
 
 @dataclass(frozen=True)
 class Dialect:
     name: str
-    integer: str
-    text: str
     separator: str
-    checksum_type: str
 
     def quote(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
@@ -59,81 +64,112 @@ class Dialect:
     def literal(self, value: str) -> str:
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-    def trimmed_fraction(self, text: str) -> str:
-        """`12:00:01.250000` -> `12:00:01.25`, `12:00:01.000000` -> `12:00:01`; no fraction: as is."""
-        return f"if(instr({text}, '.') > 0, trim(trailing '.' from trim(trailing '0' from {text})), {text})"
-
-    def number_form(self, text: str) -> str:
-        """A float's text in the neutral form: sign, significant digits, `e`, the exponent of the
-        first digit. `1.0E20`, `1e20` and `100000000000000000000` all give `1e20`; zero gives `0`."""
-        unsigned = f"trim(leading '-' from lower({text}))"
-        mantissa = f"substring_index({unsigned}, 'e', 1)"
-        written_exponent = (
-            f"if(instr({unsigned}, 'e') > 0, cast(substring_index({unsigned}, 'e', -1) as {self.integer}), 0)"
-        )
-        integer_part = f"substring_index({mantissa}, '.', 1)"
-        fraction = f"if(instr({mantissa}, '.') > 0, substring_index({mantissa}, '.', -1), '')"
-        digits = f"concat({integer_part}, {fraction})"
-        no_leading = f"trim(leading '0' from {digits})"
-        significant = f"trim(trailing '0' from {no_leading})"
-        exponent = (
-            f"{written_exponent} + length({integer_part}) - 1 - (length({digits}) - length({no_leading}))"
-        )
-        return (
-            f"if({significant} = '', '0', concat(if(left({text}, 1) = '-', '-', ''), {significant}, 'e', "
-            f"cast({exponent} as {self.text})))"
-        )
-
-    def row_text(self, values: list[tuple[Column, str]]) -> str:
-        """One text per row: every column's hashed form marked as a value or a NULL, in order."""
-        parts = []
-        for column, value in values:
-            hashed = self.number_form(value) if column.is_number else value
-            parts.append(f"coalesce(concat('{VALUE_MARK}', {hashed}), '{NULL_MARK}')")
+    def row_text(self, values: list[str]) -> str:
+        """One text per row: every column's text marked as a value or a NULL, in order."""
+        parts = [f"coalesce(concat('{VALUE_MARK}', {value}), '{NULL_MARK}')" for value in values]
         return f"concat_ws({self.separator}, {', '.join(parts)})"
 
     def checksum(self, text: str) -> str:
-        return f"cast(conv(left(md5({text}), {HASH_HEX_DIGITS}), 16, 10) as {self.checksum_type})"
+        return f"crc32({self.binary(text)})"
 
-    def bucket(self, key_md5: str, width: int) -> str:
-        """The bucket of a row: the first `width` hex digits of its key's md5 (no md5 at all for
+    def binary(self, text: str) -> str:
+        return f"cast({text} as binary)" if self.name == "spark" else text
+
+    def key_hash(self, key_text: str) -> str:
+        return f"lpad(hex(crc32({self.binary(key_text)})), {BUCKET_HEX_DIGITS}, '0')"
+
+    def bucket(self, key_hash: str, width: int) -> str:
+        """The bucket of a row: the first `width` hex digits of its key's hash (no hash at all for
         the whole table's one bucket)."""
-        return f"left({key_md5}, {width})" if width else "''"
+        return f"left({key_hash}, {width})" if width else "''"
 
-    def in_buckets(self, key_md5: str, width: int, buckets: list[str]) -> str:
+    def in_buckets(self, key_hash: str, width: int, buckets: list[str]) -> str:
         if width == 0:
             return "true"
-        return f"{self.bucket(key_md5, width)} in ({', '.join(self.literal(b) for b in buckets)})"
+        return f"{self.bucket(key_hash, width)} in ({', '.join(self.literal(b) for b in buckets)})"
 
 
-MARIADB = Dialect("mariadb", integer="signed", text="char", separator="char(31 using utf8mb4)",
-                  checksum_type="unsigned")
-SPARK = Dialect("spark", integer="int", text="string", separator="char(31)", checksum_type="decimal(38, 0)")
+MARIADB = Dialect("mariadb", separator="char(31 using utf8mb4)")
+SPARK = Dialect("spark", separator="char(31)")
 
 
 def source_value(column: Column) -> str:
-    """MariaDB: the column's canonical text (docs/canonical_values.md); floats as the double's
-    shortest digits (a FLOAT widened to double first: MariaDB prints a FLOAT with 6 digits)."""
+    """MariaDB: the column's text, one conversion each: canonical text (docs/canonical_values.md),
+    except that floats are MariaDB's shortest digits of the double (a FLOAT widened first: MariaDB
+    prints a FLOAT with 6 digits) and fractions of seconds keep all the column's digits; the lake's
+    side is rewritten to match both (lake_value)."""
     name = MARIADB.quote(column.name)
     data_type = column.data_type
     if data_type in FLOAT_TYPES:
-        text = f"cast(cast({name} as double) as char)"
-    elif data_type in FRACTION_TYPES:
-        text = MARIADB.trimmed_fraction(f"cast({name} as char)")
-    elif data_type == "bit":
-        text = f"cast({name} + 0 as char)"
-    elif data_type in HEX_TYPES:
-        text = f"lower(hex({name}))"
-    elif data_type in TEXT_TYPES:
-        text = name
-    else:
-        text = f"cast({name} as char)"
-    return f"convert({text} using utf8mb4)"
+        return f"cast(cast({name} as double) as char)"
+    if data_type == "bit":
+        return f"cast({name} + 0 as char)"
+    if data_type in HEX_TYPES:
+        return f"lower(hex({name}))"
+    if data_type in TEXT_TYPES:
+        return name if column.charset in (None, "utf8mb4") else f"convert({name} using utf8mb4)"
+    return f"cast({name} as char)"
 
 
 def lake_value(column: Column, image: str = "image") -> str:
-    """Spark: the column's text in a `cdc_current` image; a float widened to double as MariaDB's is."""
+    """Spark: the column's text in a `cdc_current` image as source_value writes it: fractions of
+    seconds padded to the column's digits. Floats and doubles need double_layers (lake.py)."""
+    value = f"{image}[{SPARK.literal(column.name)}]"
+    if column.data_type in FRACTION_TYPES and column.precision:
+        fraction = f"if(instr({value}, '.') > 0, substring_index({value}, '.', -1), '')"
+        return f"concat(substring_index({value}, '.', 1), '.', rpad({fraction}, {column.precision}, '0'))"
+    return value
+
+
+def lake_number_text(column: Column, image: str = "image") -> str:
+    """Spark: a float's or double's Java text, a float widened to double as the source side does."""
     value = f"{image}[{SPARK.literal(column.name)}]"
     if column.data_type in FLOAT_TYPES:
         return f"cast(cast(cast({value} as float) as double) as string)"
     return value
+
+
+def double_layers(text: str, name: str) -> list[list[tuple[str, str]]]:
+    """Spark projections, each over the one before, that rewrite a double's Java text (`1.0E20`,
+    `1.5E-7`, `123.0`) into MariaDB's layout of the same digits, as column `name`: plain for
+    1e-15 <= |x| < 1e15 (`0.00000015`, `123`), else `d.ddde<exponent>` (`1e20`); zero as `0`.
+    One projection per step, so that Spark computes each piece once: written as one expression,
+    the pieces repeat, the generated code outgrows Java's method limit and Spark falls back to
+    evaluating every repetition (40 s for 1M rows instead of a few)."""
+    t, m, w, neg, dg, idg, sig, point = (f"{name}__{x}" for x in ("t", "m", "w", "neg", "dg", "idg", "sig", "point"))
+    size = f"length({sig})"
+    return [
+        [(t, text)],
+        [
+            (m, f"substring_index(lower({t}), 'e', 1)"),
+            # '1.5e-7' + 'e0' -> '-7'; '123.4' + 'e0' -> '0'
+            (w, f"cast(substring_index(substring_index(concat(lower({t}), 'e0'), 'e', 2), 'e', -1) as int)"),
+            (neg, f"if(left({t}, 1) = '-', '-', '')"),
+        ],
+        [
+            (dg, f"replace(replace({m}, '.', ''), '-', '')"),
+            (idg, f"length(substring_index(replace({m}, '-', ''), '.', 1))"),
+        ],
+        [
+            (sig, f"trim(trailing '0' from trim(leading '0' from {dg}))"),
+            # the decimal point's place after the first significant digit: dtoa's `decpt`
+            (point, f"{w} + {idg} - length(regexp_extract({dg}, '^(0*)', 1))"),
+        ],
+        [(name, f"""case
+            when {t} is null then null
+            when {sig} = '' then '0'
+            when {point} > 15 or {point} < -14 then concat({neg}, left({sig}, 1),
+                if({size} > 1, concat('.', substr({sig}, 2)), ''), 'e', cast({point} - 1 as string))
+            when {point} <= 0 then concat({neg}, '0.', repeat('0', -{point}), {sig})
+            when {point} >= {size} then concat({neg}, {sig}, repeat('0', {point} - {size}))
+            else concat({neg}, left({sig}, {point}), '.', substr({sig}, {point} + 1))
+        end""")],
+    ]
+
+
+def layered(query: str, layers: list[list[tuple[str, str]]]) -> str:
+    """`query` with each layer's columns added by one projection over the previous one."""
+    for depth, layer in enumerate(layers):
+        columns = ", ".join(f"{expression} as {alias}" for alias, expression in layer)
+        query = f"select *, {columns} from ({query}) as layer_{depth}"
+    return query
