@@ -200,6 +200,25 @@ def test_merges_write_delete_files_and_compaction_folds_them_in(batches, batched
         assert part.every_column(table) == rows, table
 
 
+def test_snapshot_expiry_keeps_the_rows(batches, batched_lake):
+    """`cdc_expire_snapshots` with no age limit leaves each table (models, raw tables)
+    one snapshot, its files and no orphan, and changes no row; the builds after it (the full
+    refresh below) go on as before."""
+    part, _ = batches
+    before = {table: part.every_column(table) for table in ("cdc_current", "cdc_history")}
+    lake = batched_lake.lake
+    tables = ("cdc_history", "cdc_changelog", "base_canal_flat__messages")
+    assert {table: lake.count(f"{table}.snapshots") > 1 for table in tables} == dict.fromkeys(tables, True)
+    raw = f"{lake.raw_schema}.raw_canal_flat"
+    assert lake.spark.sql(f"select count(*) from {raw}.snapshots").first()[0] > 1
+    lake.dbt("run-operation", "cdc_expire_snapshots", "--args",
+             "{older_than_hours: 0, retain_last: 1}")
+    assert {table: lake.count(f"{table}.snapshots") for table in tables} == dict.fromkeys(tables, 1)
+    assert lake.spark.sql(f"select count(*) from {raw}.snapshots").first()[0] == 1
+    for table, rows in before.items():
+        assert part.every_column(table) == rows, table
+
+
 @pytest.mark.after_full_refresh
 def test_full_refresh_gives_the_same_tables(batches, batched_lake):
     part, observed = batches
