@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-verify clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-verify soak clean-lake clean
 
 setup: $(STAMP)
 
@@ -139,6 +139,14 @@ bench-scheduled: $(STAMP)
 # differing rows found by key, on a MariaDB server and a lake of its own (src/cdc_lake/bench/verify.py).
 bench-verify: $(STAMP)
 	$(BIN)/python -m cdc_lake.bench.verify $(BENCH_VERIFY_ARGS)
+
+# A day in production, compressed: producer, `cdc-lake consume --follow`, a build loop, upkeep and
+# seeded faults for DURATION seconds at RATE changes/s, then everything checked against the
+# simulator's truth; writes docs/soak.md (src/cdc_lake/bench/soak.py).
+DURATION ?= 1800
+RATE ?= 100
+soak: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.soak --duration $(DURATION) --rate $(RATE) $(SOAK_ARGS)
 
 # sqlfluff's dbt templater compiles the models, which opens Spark: on a lake of its own (empty, as
 # on a fresh checkout), whose metastore server is stopped afterwards, so linting never waits for

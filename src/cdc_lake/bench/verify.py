@@ -8,9 +8,9 @@ to an Iceberg table of `cdc_current`'s columns (a 1M-row snapshot through Debezi
 build would take most of an hour; verify reads only these columns). The two sides agree only if
 MariaDB's values and Spark's canonical text agree, which the equal run checks.
 
-Then, after one uncounted round, in rounds (medians of ROUNDS): the baseline, `count(*)` of each side plus one full scan of
-each (every column of every row hashed with crc32, inside each engine); and `verify` of the equal
-table. Last, 10 rows changed in MariaDB with the binlog off and verified once: it must name
+Then, after one uncounted round, in rounds (medians of ROUNDS): the baseline, `count(*)` of each
+side plus one full scan of each (every column of every row hashed with crc32, inside each engine);
+and `verify` of the equal table. Last, 10 rows changed in MariaDB with the binlog off and verified once: it must name
 exactly those 10 keys. Results: bench/results/verify.json and the section of docs/benchmarks.md
 between its markers.
 """

@@ -1,0 +1,552 @@
+"""A day in production, compressed (issue 44): `make soak` (`python -m cdc_lake.bench.soak`).
+
+Everything runs as it runs in production, in a temporary folder: a local Kafka broker; the
+simulator's workload (every format; key changes, keyless tables, DDL, truncates, duplicates and a
+few malformed records) produced into its topics by a real producer, paced to last DURATION
+seconds; `cdc-lake consume --follow`; a `dbt build` every BUILD_INTERVAL seconds, with
+`cdc_compact` and `cdc_expire_snapshots` every UPKEEP_INTERVAL seconds as a user would schedule
+them; and faults at the moments a seeded schedule picks: kill -9 of the consumer (twice), of a
+build (twice), of the metastore server, and a broker restart. Nobody steps in: a dead consumer is
+started again, the next scheduled build runs.
+
+At the end the producer has sent everything; a last `cdc-lake consume` (without --follow) lands
+what is left and a last build runs. Then, against the simulator's truth: `cdc_current` and
+`cdc_history` per format, every record a change or a reject (only the injected malformed ones),
+reconciliation clean, no record landed twice. Measured: changes/s sustained; freshness per change
+(produced -- the source's commit, in this simulation -- to the end of the first build that shows
+it: the first successful build that started after its landing, so an upper bound); a fixed
+analyst query on `cdc_current` at the start and at the end; files per table at each upkeep.
+Written to docs/soak.md (with a PNG of freshness over time, faults marked) and
+bench/results/soak.json. Exit status 0 when every check of correctness passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import heapq
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cdc_lake.env import PROJECT_DIR
+from cdc_lake.servers.supervisor import LocalServer
+
+SCHEMA = "soak"
+RAW_SCHEMA = "soak_raw"
+FAULTS = ["kill_consumer", "kill_consumer", "kill_build", "kill_build", "restart_broker", "kill_metastore"]
+ANALYST_QUERY = (
+    f"select database_name, table_name, count(*) as live_rows, count_if(is_deleted) as deleted "
+    f"from {SCHEMA}.cdc_current group by database_name, table_name"
+)
+# the analyst query, timed inside a Spark session of its own (the JVM start is not timed)
+ANALYST_SCRIPT = """
+import statistics, sys, time
+from cdc_lake.spark import get_spark
+spark = get_spark("cdc_lake soak analyst")
+seconds = []
+for _ in range(5):
+    started = time.monotonic()
+    spark.sql(sys.argv[1]).collect()
+    seconds.append(time.monotonic() - started)
+print(statistics.median(seconds[2:]))
+"""
+COMPACT_LOG = re.compile(r"(\S+): (\d+) data and delete files, now (\d+)")
+
+
+class SoakProcess(LocalServer):
+    """A process of the soak (the consumer, a dbt command), started the one way the package starts
+    processes: in a session of its own (kill -9 of its group takes its JVM too), output appended
+    to `<name>.log` in the soak's folder."""
+
+    def __init__(self, folder: Path, name: str, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        super().__init__(folder)
+        self.name = name  # type: ignore[misc] - one log per kind of process
+        self._command, self._env, self._cwd = command, env, cwd
+
+    def command(self) -> list[str]:
+        return self._command
+
+    def environment(self) -> dict[str, str]:
+        return self._env
+
+    def working_dir(self) -> Path:
+        return self._cwd
+
+    @property
+    def output_file(self) -> Path:
+        return self.folder / f"{self.name}.log"
+
+
+@dataclass
+class Soak:
+    folder: Path
+    duration: float
+    rate: float
+    seed: int
+    build_interval: float
+    upkeep_interval: float
+    began: float = 0.0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    builds: list[dict[str, Any]] = field(default_factory=list)
+    upkeeps: list[dict[str, Any]] = field(default_factory=list)
+    produced_at: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    produced: int = 0
+    changes: int = 0
+    consumer_starts: int = 0
+    bootstrap: str = ""
+    stop: threading.Event = field(default_factory=threading.Event)
+    production_done: threading.Event = field(default_factory=threading.Event)
+    consumer: subprocess.Popen[bytes] | None = None
+    build: subprocess.Popen[bytes] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # ------------------------------------------------------------------ set-up
+
+    @property
+    def project(self) -> Path:
+        return self.folder / "project"
+
+    @property
+    def lake(self) -> Path:
+        return self.folder / "lake"
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ, "CDC_LAKE_DIR": str(self.lake), "CDC_LAKE_SCHEMA": SCHEMA, "CDC_LAKE_RAW_SCHEMA": RAW_SCHEMA,
+            "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
+
+    def now(self) -> float:
+        return time.monotonic() - self.began
+
+    def event(self, kind: str, detail: str = "") -> None:
+        with self.lock:
+            self.events.append({"at": round(self.now(), 1), "kind": kind, "detail": detail})
+        print(f"[soak {self.now():7.1f}s] {kind} {detail}", flush=True)
+
+    def bin(self, name: str) -> str:
+        return str(Path(sys.executable).parent / name)
+
+    def generate(self) -> Path:
+        workload = self.folder / "workload"
+        self.changes = max(int(self.rate * self.duration), 100)
+        subprocess.run(
+            [self.bin("cdc-lake"), "generate", "--seed", str(self.seed), "--changes", str(self.changes), "--out",
+             str(workload), "--duplicates", "0.02", "--malformed", "0.002", "--quiet"],
+            check=True, env=self.env(),
+        )
+        return workload
+
+    # ------------------------------------------------------------------ the moving parts
+
+    def produce(self, workload: Path, bootstrap: str) -> None:
+        """Every record of every format, in the simulator's time order, paced over the duration."""
+        from confluent_kafka import Producer
+
+        from cdc_lake.landing import parse_kcat_line
+        from cdc_lake.servers.kafka_broker import _Admin
+
+        # each topic-partition's records in their order, merged across partitions by timestamp
+        streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for path in sorted(workload.glob("*.jsonl")):
+            with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+                for line in handle:
+                    if line.strip():
+                        record = parse_kcat_line(line)
+                        streams.setdefault((record["kafka_topic"], record["kafka_partition"]), []).append(record)
+        records = list(heapq.merge(*streams.values(), key=lambda r: r["kafka_timestamp_ms"] or 0))
+        partitions: dict[str, int] = {}
+        for record in records:
+            partitions[record["kafka_topic"]] = max(partitions.get(record["kafka_topic"], 0),
+                                                    record["kafka_partition"] + 1)
+        admin = _Admin(bootstrap)
+        for topic, count in sorted(partitions.items()):
+            admin.ensure_topic(topic, count)
+        # delivery survives a broker restart: retried until the message timeout (15 minutes)
+        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20,
+                             "message.timeout.ms": 900_000, "log_level": 3})
+        interval = self.duration / max(len(records), 1)
+
+        def delivered(error: Any, message: Any, sent: float) -> None:
+            if error is None:
+                self.produced_at[(message.topic(), message.partition(), message.offset())] = sent
+            else:
+                self.event("produce_error", str(error))
+
+        start = time.monotonic()
+        for i, record in enumerate(records):
+            if self.stop.is_set():
+                break
+            wait = start + i * interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            sent = time.time()
+            headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
+            while True:
+                try:
+                    producer.produce(record["kafka_topic"], value=record["kafka_value"], key=record["kafka_key"],
+                                     partition=record["kafka_partition"], headers=headers or None,
+                                     on_delivery=lambda e, m, sent=sent: delivered(e, m, sent))
+                    break
+                except BufferError:
+                    producer.poll(0.5)
+            producer.poll(0)
+        producer.flush(900)
+        self.produced = len(self.produced_at)
+        self.event("produced", f"{self.produced} of {len(records)} records delivered")
+        self.production_done.set()
+
+    def start_consumer(self, follow: bool = True) -> subprocess.Popen[bytes]:
+        command = [self.bin("cdc-lake"), "consume", "--bootstrap-servers", self.bootstrap]
+        if follow:
+            command += ["--follow", "--trigger-seconds", "5"]
+        self.consumer_starts += 1
+        return SoakProcess(self.folder, "consume", command, self.env(), self.project).launch()
+
+    def supervise_consumer(self) -> None:
+        """Keep `cdc-lake consume --follow` running, as a service manager would."""
+        while not self.stop.is_set():
+            if self.consumer is None or self.consumer.poll() is not None:
+                if self.consumer is not None:
+                    self.event("consumer_exited", f"status {self.consumer.returncode}; started again")
+                    time.sleep(2)
+                self.consumer = self.start_consumer()
+            time.sleep(1)
+
+    def run_dbt(self, *args: str) -> tuple[int, str, float, float]:
+        started = time.time()
+        process = SoakProcess(self.folder, "dbt", [self.bin("dbt"), *args], self.env(), self.project)
+        offset = process.output_file.stat().st_size if process.output_file.exists() else 0
+        with self.lock:
+            self.build = process.launch()
+        code = self.build.wait()
+        with self.lock:
+            self.build = None
+        with open(process.output_file, encoding="utf-8", errors="replace") as log:
+            log.seek(offset)
+            output = log.read()
+        return code, output, started, time.time()
+
+    def schedule_builds(self) -> None:
+        """A `dbt build` every build_interval seconds (at once if the last one took longer), the
+        upkeep operations every upkeep_interval seconds."""
+        last_upkeep = time.monotonic()
+        while not self.stop.is_set():
+            began = time.monotonic()
+            code, _, started, ended = self.run_dbt("build")
+            self.builds.append({"started": started, "ended": ended, "ok": code == 0, "at": round(self.now(), 1)})
+            if code != 0:
+                self.event("build_failed", f"status {code}")
+            if time.monotonic() - last_upkeep >= self.upkeep_interval and not self.stop.is_set():
+                self.upkeep()
+                last_upkeep = time.monotonic()
+            self.stop.wait(max(0.0, self.build_interval - (time.monotonic() - began)))
+
+    def upkeep(self) -> None:
+        code, output, _, _ = self.run_dbt("run-operation", "cdc_compact")
+        files = {m.group(1): [int(m.group(2)), int(m.group(3))] for m in COMPACT_LOG.finditer(output)}
+        expired, _, _, _ = self.run_dbt("run-operation", "cdc_expire_snapshots", "--args",
+                                        "{older_than_hours: 0.1, retain_last: 5}")
+        self.upkeeps.append({"at": round(self.now(), 1), "compact_ok": code == 0, "expire_ok": expired == 0,
+                             "files_before_after": files})
+        self.event("upkeep", f"compact {'ok' if code == 0 else 'failed'}, expire {'ok' if expired == 0 else 'failed'}")
+
+    def inject_faults(self, broker: Any) -> None:
+        from cdc_lake.servers.metastore import MetastoreServer
+
+        rng = random.Random(self.seed)
+        plan = sorted((rng.uniform(0.15, 0.85) * self.duration, fault) for fault in FAULTS)
+        self.event("fault_plan", ", ".join(f"{fault}@{at:.0f}s" for at, fault in plan))
+        for at, fault in plan:
+            if self.stop.wait(max(0.0, at - self.now())):
+                return
+            if fault == "kill_consumer" and self.consumer is not None:
+                os.killpg(self.consumer.pid, signal.SIGKILL)
+            elif fault == "kill_build":
+                deadline = time.monotonic() + 120
+                while self.build is None and time.monotonic() < deadline and not self.stop.is_set():
+                    time.sleep(0.5)
+                time.sleep(rng.uniform(2, 10))  # somewhere inside the build
+                with self.lock:
+                    if self.build is not None:
+                        os.killpg(self.build.pid, signal.SIGKILL)
+            elif fault == "restart_broker":
+                broker.restart()
+            elif fault == "kill_metastore":
+                pid = MetastoreServer.for_lake(self.lake).pid()
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+            self.event(fault)
+
+    def analyst_query_seconds(self) -> float:
+        done = subprocess.run([sys.executable, "-c", ANALYST_SCRIPT, ANALYST_QUERY], cwd=self.project,
+                              env=self.env(), capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            self.event("analyst_query_failed", done.stderr[-500:])
+            return float("nan")
+        return float(done.stdout.strip().splitlines()[-1])
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> dict[str, Any]:
+        from cdc_lake.servers.kafka_broker import LocalKafka
+        from cdc_lake.testing.harness import copy_project
+
+        self.project.mkdir(parents=True)
+        copy_project(self.project)  # dbt writes target/ and logs/ into its project
+        workload = self.generate()
+        broker = LocalKafka(self.folder / "kafka").start()
+        self.bootstrap = broker.bootstrap
+        threads: list[threading.Thread] = []
+        result: dict[str, Any] = {}
+        try:
+            # the pipeline exists before the soak begins, as in production (seeds, empty tables)
+            self.run_dbt("build")
+            self.began = time.monotonic()
+            self.event("start", f"{self.changes} changes over {self.duration:.0f}s")
+            producer = threading.Thread(target=self.produce, args=(workload, broker.bootstrap), daemon=True)
+            producer.start()
+
+            def analyst_at_start() -> None:
+                while not any(b["ok"] for b in self.builds) and not self.stop.is_set():
+                    time.sleep(2)
+                result["analyst_start_seconds"] = self.analyst_query_seconds()
+
+            for target, args in ((self.supervise_consumer, ()), (self.schedule_builds, ()),
+                                 (self.inject_faults, (broker,)), (analyst_at_start, ())):
+                threads.append(threading.Thread(target=target, args=args, daemon=True))
+                threads[-1].start()
+            producer.join()
+            production_seconds = self.now()
+            self.stop.set()
+            for thread in threads:
+                thread.join()
+            if self.consumer is not None and self.consumer.poll() is None:
+                os.killpg(self.consumer.pid, signal.SIGINT)
+                try:
+                    self.consumer.wait(120)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.consumer.pid, signal.SIGKILL)
+            self.event("catch_up", "cdc-lake consume without --follow, then the last builds")
+            last = self.start_consumer(follow=False)
+            last.wait()
+            for _ in range(3):  # a build killed just before may leave the next one a retry to do
+                code, _, started, ended = self.run_dbt("build")
+                self.builds.append({"started": started, "ended": ended, "ok": code == 0, "at": round(self.now(), 1)})
+                if code == 0:
+                    break
+            result["analyst_end_seconds"] = self.analyst_query_seconds()
+            result.update(self.check(workload))
+            result["production_seconds"] = production_seconds
+        finally:
+            self.stop.set()
+            if self.consumer is not None and self.consumer.poll() is None:
+                os.killpg(self.consumer.pid, signal.SIGKILL)
+            broker.stop()
+            from cdc_lake.servers.metastore import MetastoreServer
+
+            MetastoreServer.for_lake(self.lake).stop()
+        return result
+
+    def check(self, workload: Path) -> dict[str, Any]:
+        """The lake against the simulator's truth, and each change's freshness."""
+        os.environ.update({k: v for k, v in self.env().items() if k.startswith("CDC_LAKE_")})
+        from cdc_lake.formats import FORMATS
+        from cdc_lake.spark import get_spark
+        from cdc_lake.testing.harness import Lake
+        from cdc_lake.testing.truth import Truth, check_against_truth
+
+        spark = get_spark("cdc_lake soak check")
+        lake = Lake(spark, SCHEMA)
+        lake.project_dir = self.project
+        problems: list[str] = []
+        truth = Truth(workload)
+        try:
+            check_against_truth(lake, truth)
+        except AssertionError as failure:
+            problems.append(f"current/history differ from the truth: {str(failure)[:2000]}")
+        rejects = lake.rows("select source_format from {schema}.cdc_rejected_messages")
+        rejected = Counter(r["source_format"] for r in rejects)
+        injected = Counter(m["format"] for m in truth.malformed)
+        if rejected != injected:
+            problems.append(f"rejects per format {dict(rejected)}, malformed records injected {dict(injected)}")
+        unaccounted = lake.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0")
+        if unaccounted:
+            problems.append(f"unaccounted records: {unaccounted[:3]}")
+        raw = " union all ".join(
+            f"select kafka_topic, kafka_partition, kafka_offset, kafka_topic_incarnation, landed_at "
+            f"from {RAW_SCHEMA}.raw_{fmt}" for fmt in FORMATS
+        )
+        landed = spark.sql(raw).collect()
+        keys = {(r[0], r[1], r[2], r[3] or 0) for r in landed}
+        if len(keys) != len(landed):
+            problems.append(f"{len(landed) - len(keys)} records landed twice")
+        if len(landed) != self.produced:
+            problems.append(f"{len(landed)} records landed, {self.produced} produced")
+        changes = {tuple(r) for r in spark.sql(
+            f"select distinct kafka_topic, kafka_partition, kafka_offset from {SCHEMA}.cdc_changelog").collect()}
+        fresh = self.freshness(landed, changes)
+        spark.stop()
+        return {"problems": problems, "freshness": fresh, "rejected": sum(rejected.values()), "landed": len(landed)}
+
+    def freshness(self, landed: list[Any], changes: set[tuple]) -> list[tuple[float, float]]:
+        """(seconds into the soak it was produced, seconds until a build showed it) per change record."""
+        good = sorted((b["started"], b["ended"]) for b in self.builds if b["ok"])
+        starts = [s for s, _ in good]
+        epoch_began = time.time() - self.now()
+        points = []
+        for r in landed:
+            key = (r[0], r[1], r[2])
+            if key not in changes or key not in self.produced_at:
+                continue
+            landed_at = r[4].replace(tzinfo=timezone.utc).timestamp()
+            i = bisect.bisect_left(starts, landed_at)
+            if i == len(good):
+                continue
+            produced = self.produced_at[key]
+            points.append((produced - epoch_began, good[i][1] - produced))
+        return sorted(points)
+
+
+# ---------------------------------------------------------------------- report
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def summarize(soak: Soak, result: dict[str, Any], command: str) -> dict[str, Any]:
+    delays = [d for _, d in result["freshness"]]
+    return {
+        "command": command,
+        "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "seed": soak.seed, "duration_seconds": soak.duration, "rate": soak.rate, "changes": soak.changes,
+        "produced_records": soak.produced, "landed_records": result["landed"], "rejected": result["rejected"],
+        "changes_per_second": soak.changes / result["production_seconds"],
+        "freshness_p50": percentile(delays, 0.5), "freshness_p95": percentile(delays, 0.95),
+        "freshness_max": max(delays) if delays else float("nan"), "freshness_points": len(delays),
+        "analyst_start_seconds": result.get("analyst_start_seconds", float("nan")),
+        "analyst_end_seconds": result.get("analyst_end_seconds", float("nan")),
+        "builds": len(soak.builds), "failed_builds": sum(not b["ok"] for b in soak.builds),
+        "consumer_starts": soak.consumer_starts, "events": soak.events, "upkeeps": soak.upkeeps,
+        "problems": result["problems"],
+    }
+
+
+def plot(summary: dict[str, Any], points: list[tuple[float, float]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axes = plt.subplots(figsize=(10, 4))
+    axes.scatter([x for x, _ in points], [y for _, y in points], s=2, alpha=0.4, label="a change's freshness")
+    faults = [e for e in summary["events"] if e["kind"] in set(FAULTS)]
+    for event in faults:
+        axes.axvline(event["at"], color="red", alpha=0.6, linestyle="--")
+        axes.annotate(event["kind"], (event["at"], 0), rotation=90, fontsize=7, va="bottom", color="red")
+    for upkeep in summary["upkeeps"]:
+        axes.axvline(upkeep["at"], color="green", alpha=0.3)
+    axes.set_xlabel("seconds into the soak (when the change was produced)")
+    axes.set_ylabel("seconds until a build showed it")
+    axes.set_title(f"Soak: {summary['changes']} changes at {summary['rate']:.0f}/s, seed {summary['seed']} "
+                   "(red: faults, green: upkeep)")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    return True
+
+
+def render(summary: dict[str, Any], plot_name: str | None) -> str:
+    ratio = summary["analyst_end_seconds"] / summary["analyst_start_seconds"]
+    ok = not summary["problems"]
+    lines = [
+        "# Soak: a day in production, compressed",
+        "",
+        f"`{summary['command']}` (finished {summary['finished_at']}; generated by `python -m cdc_lake.bench.soak`).",
+        "",
+        f"{summary['changes']:,} changes of every format ({summary['produced_records']:,} Kafka records with the "
+        f"duplicates, control records and injected malformed ones) produced over {summary['duration_seconds']:.0f} s "
+        f"into a local broker; `cdc-lake consume --follow`; a `dbt build` loop; `cdc_compact` and "
+        f"`cdc_expire_snapshots` on a schedule; faults from the schedule of seed {summary['seed']}.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| changes/s sustained (production) | {summary['changes_per_second']:.1f} |",
+        f"| freshness p50 / p95 / max (s, produced to shown by a build) | {summary['freshness_p50']:.0f} / "
+        f"{summary['freshness_p95']:.0f} / {summary['freshness_max']:.0f} ({summary['freshness_points']:,} changes) |",
+        f"| analyst query on `cdc_current`, start / end (s) | {summary['analyst_start_seconds']:.2f} / "
+        f"{summary['analyst_end_seconds']:.2f} ({ratio:.2f}×) |",
+        f"| builds (failed: killed or during an outage) | {summary['builds']} ({summary['failed_builds']}) |",
+        f"| consumer starts | {summary['consumer_starts']} |",
+        f"| records landed / rejected | {summary['landed_records']:,} / {summary['rejected']} |",
+        "",
+        "Targets:",
+        f"- Nothing lost, nothing doubled, every fault survived without a hand step: **{'met' if ok else 'missed'}**"
+        + ("" if ok else " — " + "; ".join(summary["problems"])),
+        f"- Freshness p95 ≤ 180 s: **{'met' if summary['freshness_p95'] <= 180 else 'missed'}** "
+        f"({summary['freshness_p95']:.0f} s)",
+        f"- Analyst query at the end ≤ 1.2× the start: **{'met' if ratio <= 1.2 else 'missed'}** ({ratio:.2f}×)",
+        "",
+        "Faults and upkeep (seconds into the soak):",
+        "",
+        *[f"- {e['at']:.0f} s: {e['kind']} {e['detail']}".rstrip() for e in summary["events"]],
+        "",
+        "Files per table at each upkeep (data and delete files before → after `cdc_compact`):",
+        "",
+        *[f"- {u['at']:.0f} s: " + ", ".join(f"{t.split('.')[-1]} {a}→{b}" for t, (a, b) in
+                                             sorted(u["files_before_after"].items())) for u in summary["upkeeps"]],
+    ]
+    if plot_name:
+        lines += ["", f"![freshness over time]({plot_name})"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cdc_lake.bench.soak", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=1800.0, help="seconds of production (default 1800)")
+    parser.add_argument("--rate", type=float, default=100.0, help="changes per second (default 100)")
+    parser.add_argument("--seed", type=int, default=44, help="workload and fault schedule seed")
+    parser.add_argument("--build-interval", type=float, default=60.0, help="seconds between build starts")
+    parser.add_argument("--upkeep-interval", type=float, default=600.0, help="seconds between upkeeps")
+    parser.add_argument("--report", default=str(PROJECT_DIR / "docs" / "soak.md"))
+    parser.add_argument("--results", default=str(PROJECT_DIR / "bench" / "results" / "soak.json"))
+    parser.add_argument("--plot", default=str(PROJECT_DIR / "docs" / "soak.png"))
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="cdc_lake_soak_"))
+    soak = Soak(folder, args.duration, args.rate, args.seed, args.build_interval, args.upkeep_interval)
+    try:
+        result = soak.run()
+    finally:
+        keep = os.environ.get("CDC_LAKE_SOAK_KEEP")
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    command = " ".join(["python -m cdc_lake.bench.soak", *(argv if argv is not None else sys.argv[1:])])
+    summary = summarize(soak, result, command)
+    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.results).write_text(json.dumps(summary, indent=2) + "\n")
+    plotted = plot(summary, result["freshness"], Path(args.plot))
+    Path(args.report).write_text(render(summary, Path(args.plot).name if plotted else None))
+    print(render(summary, None))
+    return 0 if not summary["problems"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
