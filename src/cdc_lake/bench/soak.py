@@ -115,7 +115,6 @@ class Soak:
     consumer_starts: int = 0
     bootstrap: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
-    production_done: threading.Event = field(default_factory=threading.Event)
     consumer: subprocess.Popen[bytes] | None = None
     build: subprocess.Popen[bytes] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -214,7 +213,6 @@ class Soak:
         producer.flush(900)
         self.produced = len(self.produced_at)
         self.event("produced", f"{self.produced} of {len(records)} records delivered")
-        self.production_done.set()
 
     def start_consumer(self, follow: bool = True) -> subprocess.Popen[bytes]:
         command = [self.bin("cdc-lake"), "consume", "--bootstrap-servers", self.bootstrap]

@@ -160,9 +160,6 @@ class SourceDatabase:
         found = self.query(f"select {values} from {MARIADB.quote(table.name)} where {where}")
         return [tuple(None if v is None else str(v) for v in r) for r in found]
 
-    def count(self, table: str) -> int:
-        return int(self.query(f"select count(*) from {MARIADB.quote(table)}")[0][0])
-
     def row_events_after(self, start: BinlogPosition, tables: list[str]) -> dict[str, int] | None:
         """Row events per table between the lake's last change and the snapshot: the changes the
         lake cannot have yet. The transaction holding `start` counts as applied (its events are

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cdc_lake.sqltext import quote_identifier, sql_string
+
 # the characters joining a row's values: the ASCII unit separator, 'v' before a value, 'n' for NULL
 NULL_MARK = "n"
 VALUE_MARK = "v"
@@ -59,9 +61,13 @@ class Dialect:
     separator: str
 
     def quote(self, name: str) -> str:
-        return "`" + name.replace("`", "``") + "`"
+        return quote_identifier(name)
 
     def literal(self, value: str) -> str:
+        """Spark's literals come from cdc_lake.sqltext, the one place that writes them; MariaDB's
+        (backslash escapes on, its default) escape backslash and quote."""
+        if self.name == "spark":
+            return sql_string(value)
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
     def row_text(self, values: list[str]) -> str:
