@@ -162,25 +162,14 @@ class Soak:
         """Every record of every format, in the simulator's time order, paced over the duration."""
         from confluent_kafka import Producer
 
-        from cdc_lake.landing import parse_kcat_line
-        from cdc_lake.servers.kafka_broker import _Admin
+        from cdc_lake.servers.kafka_broker import create_dump_topics, read_dump, send_record
 
         # each topic-partition's records in their order, merged across partitions by timestamp
         streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for path in sorted(workload.glob("*.jsonl")):
-            with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-                for line in handle:
-                    if line.strip():
-                        record = parse_kcat_line(line)
-                        streams.setdefault((record["kafka_topic"], record["kafka_partition"]), []).append(record)
+        for record in read_dump(sorted(workload.glob("*.jsonl"))):
+            streams.setdefault((record["kafka_topic"], record["kafka_partition"]), []).append(record)
         records = list(heapq.merge(*streams.values(), key=lambda r: r["kafka_timestamp_ms"] or 0))
-        partitions: dict[str, int] = {}
-        for record in records:
-            partitions[record["kafka_topic"]] = max(partitions.get(record["kafka_topic"], 0),
-                                                    record["kafka_partition"] + 1)
-        admin = _Admin(bootstrap)
-        for topic, count in sorted(partitions.items()):
-            admin.ensure_topic(topic, count)
+        create_dump_topics(bootstrap, records)
         # delivery survives a broker restart: retried until the message timeout (15 minutes)
         producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20,
                              "message.timeout.ms": 900_000, "log_level": 3})
@@ -200,16 +189,9 @@ class Soak:
             if wait > 0:
                 time.sleep(wait)
             sent = time.time()
-            headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
-            while True:
-                try:
-                    producer.produce(record["kafka_topic"], value=record["kafka_value"], key=record["kafka_key"],
-                                     partition=record["kafka_partition"], headers=headers or None,
-                                     on_delivery=lambda e, m, sent=sent: delivered(e, m, sent))
-                    break
-                except BufferError:
-                    producer.poll(0.5)
-            producer.poll(0)
+            # the broker stamps the time of sending (the simulator's times are its own)
+            send_record(producer, record, keep_timestamp=False,
+                        on_delivery=lambda e, m, sent=sent: delivered(e, m, sent))
         producer.flush(900)
         self.produced = len(self.produced_at)
         self.event("produced", f"{self.produced} of {len(records)} records delivered")

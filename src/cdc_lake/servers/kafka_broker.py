@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cdc_lake.env import jvm_dir, lake_dir
 from cdc_lake.servers.ports import free_port, port_open
@@ -250,38 +251,56 @@ def produce_dump(bootstrap: str, paths: list[Path], create_topics: bool = True) 
     many partitions as the dumps use. Offsets are the broker's own. Returns the records sent."""
     from confluent_kafka import Producer
 
+    records = read_dump(paths)
+    if create_topics:
+        create_dump_topics(bootstrap, records)
+    # log_level 3: errors only (librdkafka prints retries while a new broker loads its coordinators)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20, "log_level": 3})
+    for record in records:
+        send_record(producer, record)
+    if producer.flush(60) != 0:
+        raise BrokerError("some records were not delivered within 60 s")
+    return len(records)
+
+
+def read_dump(paths: list[Path]) -> list[dict[str, Any]]:
+    """The records of `kcat -C -J` dumps, in file order."""
     from cdc_lake.landing import parse_kcat_line
 
     records = []
     for path in paths:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             records += [parse_kcat_line(line) for line in handle if line.strip()]
-    if create_topics:
-        partitions: dict[str, int] = {}
-        for record in records:
-            topic = record["kafka_topic"]
-            partitions[topic] = max(partitions.get(topic, 0), record["kafka_partition"] + 1)
-        broker = _Admin(bootstrap)
-        for topic, count in sorted(partitions.items()):
-            broker.ensure_topic(topic, count)
-    # log_level 3: errors only (librdkafka prints retries while a new broker loads its coordinators)
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20, "log_level": 3})
+    return records
+
+
+def create_dump_topics(bootstrap: str, records: list[dict[str, Any]]) -> None:
+    """Create the records' topics that are missing, with as many partitions as the records use."""
+    partitions: dict[str, int] = {}
     for record in records:
-        headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
-        while True:
-            try:
-                producer.produce(
-                    record["kafka_topic"], value=record["kafka_value"], key=record["kafka_key"],
-                    partition=record["kafka_partition"], timestamp=record["kafka_timestamp_ms"] or 0,
-                    headers=headers or None,
-                )
-                break
-            except BufferError:
-                producer.poll(0.5)
-        producer.poll(0)
-    if producer.flush(60) != 0:
-        raise BrokerError("some records were not delivered within 60 s")
-    return len(records)
+        topic = record["kafka_topic"]
+        partitions[topic] = max(partitions.get(topic, 0), record["kafka_partition"] + 1)
+    broker = _Admin(bootstrap)
+    for topic, count in sorted(partitions.items()):
+        broker.ensure_topic(topic, count)
+
+
+def send_record(producer: Any, record: dict[str, Any], keep_timestamp: bool = True,
+                on_delivery: Callable[[Any, Any], None] | None = None) -> None:
+    """Produce one dump record to its topic and partition (waiting while the producer's queue is
+    full); without `keep_timestamp` the broker stamps it with the time of sending."""
+    headers = [(h["key"], h["value"]) for h in record["kafka_headers"] or []]
+    extra: dict[str, Any] = {"on_delivery": on_delivery} if on_delivery else {}
+    if keep_timestamp:
+        extra["timestamp"] = record["kafka_timestamp_ms"] or 0
+    while True:
+        try:
+            producer.produce(record["kafka_topic"], value=record["kafka_value"], key=record["kafka_key"],
+                             partition=record["kafka_partition"], headers=headers or None, **extra)
+            break
+        except BufferError:
+            producer.poll(0.5)
+    producer.poll(0)
 
 
 class _Admin:
