@@ -104,6 +104,66 @@ def test_tombstones_headers_new_topics_and_a_broker_restart(spark, kafka_broker,
     lake.drop()
 
 
+def test_a_topic_deleted_and_created_again_lands_as_its_next_incarnation(spark, kafka_broker, tmp_path):
+    """A recreated topic starts its offsets at 0 again (issue 44's soak fault). Once between two
+    runs and once under a --follow consumer, its records must land as its next incarnation, none
+    taken for the first life's records at the same offsets, and the format's other topic must go
+    on exactly where it was (nothing read twice, nothing skipped)."""
+    from confluent_kafka import Producer
+
+    kafka_broker.create_topic("life.a", partitions=2)
+    kafka_broker.create_topic("life.b", partitions=1)
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+
+    def send(topic: str, values: list[str], partitions: int = 1) -> None:
+        for i, value in enumerate(values):
+            producer.produce(topic, value=json.dumps({"v": value}), partition=i % partitions)
+        assert producer.flush(30) == 0
+
+    lake = Lake(spark, "t_kafka_lives")
+    lake.drop()
+    lake._activate()
+    rules = [TopicRule("debezium", patterns=[r"life\..*"])]
+    send("life.a", [f"first-{i}" for i in range(6)], partitions=2)
+    send("life.b", ["b-0", "b-1", "b-2"])
+    assert consume(spark, settings(kafka_broker, tmp_path, rules), progress=None) == {"debezium": 9}
+    # between two runs: recreated with one partition, its offsets 0 and 1 used again
+    kafka_broker.recreate_topic("life.a", partitions=1)
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    send("life.a", ["second-0", "second-1"])
+    send("life.b", ["b-3"])
+    assert consume(spark, settings(kafka_broker, tmp_path, rules), progress=None) == {"debezium": 3}
+    # under a running consumer
+    run = settings(kafka_broker, tmp_path, rules, follow=True, trigger_seconds=1.0)
+    consumer = threading.Thread(target=consume, args=(spark, run), kwargs={"progress": None})
+    consumer.start()
+    try:
+        send("life.b", ["b-4"])
+        wait_for(lambda: lake_count(spark, "debezium") == 13)
+        kafka_broker.recreate_topic("life.a", partitions=1)
+        producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+        send("life.a", ["third-0", "third-1", "third-2"])
+        send("life.b", ["b-5"])
+        wait_for(lambda: lake_count(spark, "debezium") == 17, timeout=120)
+        time.sleep(3)  # a few more batches: nothing more may land
+    finally:
+        run.stop.set()
+        consumer.join(timeout=60)
+    rows = spark.sql(
+        f"select kafka_topic, kafka_topic_incarnation, kafka_partition, kafka_offset, "
+        f"get_json_object(kafka_value, '$.v') as v from {lake.raw_schema}.raw_debezium"
+    ).collect()
+    landed = sorted((r[0], r[1], r[4]) for r in rows)
+    assert landed == sorted(
+        [("life.a", 0, f"first-{i}") for i in range(6)] + [("life.a", 1, f"second-{i}") for i in range(2)]
+        + [("life.a", 2, f"third-{i}") for i in range(3)] + [("life.b", 0, f"b-{i}") for i in range(6)]
+    )
+    assert len({(r[0], r[1], r[2], r[3]) for r in rows}) == len(rows) == 17
+    ids = spark.sql(f"select kafka_topic, kafka_topic_incarnation from {lake.raw_schema}.kafka_topic_ids").collect()
+    assert sorted(tuple(r) for r in ids) == [("life.a", 0), ("life.a", 1), ("life.a", 2), ("life.b", 0)]
+    lake.drop()
+
+
 def test_kill_9_mid_batch_then_rerun_lands_every_record_once(kafka_broker, tmp_path):
     """The consumer runs in its own process, with its own lake, and is killed with SIGKILL after
     its first batches; a rerun lands the rest. Every offset must be there exactly once."""

@@ -4,13 +4,15 @@ Spark: the server's life cycle on a private lake, and the statement splitter and
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from cdc_lake.servers.metastore import MetastoreServer
+from cdc_lake.servers.metastore import MetastoreServer, keep_serving
 from cdc_lake.sql_shell import format_table, split_statements
 
 BIN = Path(sys.executable).parent
@@ -45,6 +47,29 @@ def test_start_reuse_status_stop(server: MetastoreServer) -> None:
     assert server.pid() is None and not server.is_running()
     # restarted on the port it had, so that a dbt profile rendered before still points at it
     assert server.start() and server.port() == port
+
+
+def wait_until(condition, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_killed_server_is_started_again_by_a_watching_process(server: MetastoreServer) -> None:
+    """A kill -9 of the server (issue 44's soak fault): a process that uses the lake starts it again
+    on the same port, so the profiles already rendered still reach it; a stop on purpose is kept."""
+    assert cli(server.lake, "metastore", "start").returncode == 0
+    pid, port = server.pid(), server.port()
+    keep_serving(server, seconds=0.5)
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: server.is_running() and server.pid() not in (None, pid))
+    assert server.port() == port
+    assert cli(server.lake, "metastore", "stop").stdout.strip() == "metastore server stopped"
+    time.sleep(2.0)  # four looks of the watch
+    assert server.pid() is None and not server.is_running()
 
 
 def test_split_statements_respects_quotes_and_comments() -> None:

@@ -9,8 +9,9 @@ every batch before it runs, and a batch run again after a crash finds its record
 Which topic is which format comes from a small YAML file (default `kafka_topics.yml` in the
 project) or from `--topic`/`--pattern` + `--format`. By default the query lands what the broker
 holds when it starts and stops (`availableNow`), for a scheduler; `--follow` keeps running.
-After every batch the broker's latest offsets are written to `<raw schema>.kafka_end_offsets`,
-which `cdc_lag` compares with what was landed (consumer lag).
+The broker's latest offsets are written to `<raw schema>.kafka_end_offsets` at the end of a run and,
+with `--follow`, at most every END_OFFSETS_SECONDS after new batches; `cdc_consumer_lag` compares
+them with what was landed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +30,15 @@ import yaml
 
 from cdc_lake.env import PROJECT_DIR, lake_dir
 from cdc_lake.formats import FORMATS
+from cdc_lake.incarnations import (
+    TopicIncarnations,
+    TopicRecreated,
+    checkpoint_dir,
+    resume_offsets,
+    starting_offsets,
+)
 from cdc_lake.landing import ensure_raw_table, merge_batch, raw_schema
-from cdc_lake.sqltext import qualified_name, quote_identifier
+from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,6 +55,10 @@ KAFKA_RECORD_COLUMNS = (
     "cast(value as string) as kafka_value",
     "transform(headers, h -> named_struct('key', h.key, 'value', cast(h.value as string))) as kafka_headers",
 )
+# How often a --follow run writes the broker's latest offsets (cdc_consumer_lag's input), at most.
+END_OFFSETS_SECONDS = 30.0
+# Beside a checkpoint: the incarnation of each topic when it was started (`_starting_offsets`).
+INCARNATIONS_FILE = "cdc_lake_incarnations.json"
 END_OFFSETS_COLUMNS = (
     "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
     "observed_at timestamp not null"
@@ -120,12 +133,12 @@ def end_offsets_table() -> str:
     return qualified_name(raw_schema(), "kafka_end_offsets")
 
 
-def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule) -> DataFrame:
+def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule, starting: str) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", settings.bootstrap_servers)
         .option("subscribePattern", rule.subscribe_pattern())
-        .option("startingOffsets", settings.starting_offsets)
+        .option("startingOffsets", starting)
         .option("includeHeaders", "true")
         # offsets deleted by retention before they were landed are skipped, not fatal: they show
         # as an offset gap in cdc_reconciliation
@@ -138,10 +151,15 @@ def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule) -> 
     return reader.load().selectExpr(*KAFKA_RECORD_COLUMNS, "cast(0 as bigint) as batch_order")
 
 
-def _land_batch(spark: SparkSession, fmt: str, landed: dict[str, int]) -> Callable[[DataFrame, int], None]:
+def _land_batch(
+    spark: SparkSession, fmt: str, landed: dict[str, int], incarnations: TopicIncarnations, lock: threading.Lock
+) -> Callable[[DataFrame, int], None]:
     """The foreachBatch callback of a format's query. The MERGE runs in `spark`, the session that
     started the query, not in the query's own clone: a session caches the Iceberg tables it has
-    read, so a write through another session would stay unseen by the caller's next read."""
+    read, so a write through another session would stay unseen by the caller's next read.
+
+    The batch is read from Kafka first, then its topics' ids are checked (`TopicIncarnations`): a
+    topic deleted and created again stops the batch before anything lands (`TopicRecreated`)."""
 
     def land(batch: DataFrame, batch_id: int) -> None:
         # one read of the batch from Kafka, whatever the MERGE does with it
@@ -150,9 +168,23 @@ def _land_batch(spark: SparkSession, fmt: str, landed: dict[str, int]) -> Callab
         name = f"cdc_lake_consume_{fmt}"
         batch.createOrReplaceGlobalTempView(name)
         try:
-            landed[fmt] = landed.get(fmt, 0) + merge_batch(
-                spark, fmt, f"global_temp.{name}", unique_coordinates=True
-            )
+            topics = [row[0] for row in batch.select("kafka_topic").distinct().collect()]
+            with lock:
+                recreated = incarnations.observe(fmt, topics)
+                lives = {topic: incarnations.incarnation(topic) for topic in topics}
+            if recreated:
+                raise TopicRecreated(recreated)
+            for life in sorted(set(lives.values())):
+                view = f"global_temp.{name}"
+                if len(set(lives.values())) > 1:
+                    names = ", ".join(sql_string(t) for t, n in lives.items() if n == life)
+                    spark.sql(f"select * from {view} where kafka_topic in ({names})").createOrReplaceGlobalTempView(
+                        f"{name}_{life}"
+                    )
+                    view = f"global_temp.{name}_{life}"
+                landed[fmt] = landed.get(fmt, 0) + merge_batch(
+                    spark, fmt, view, unique_coordinates=True, incarnation=life
+                )
         finally:
             spark.catalog.dropGlobalTempView(name)
             batch.unpersist()
@@ -222,6 +254,63 @@ def _wait_for_any(queries: Iterable[StreamingQuery], seconds: float) -> None:
         pass
 
 
+def _start_query(
+    spark: SparkSession,
+    settings: ConsumeSettings,
+    rule: TopicRule,
+    incarnations: TopicIncarnations,
+    landed: dict[str, int],
+    lock: threading.Lock,
+) -> StreamingQuery:
+    """Start the streaming query of one format, from the checkpoint of its topics' current
+    incarnations; a new checkpoint goes on where the previous one left each partition."""
+    pattern = rule.subscribe_pattern()
+    with lock:
+        topics = incarnations.matching_topics(pattern)
+        recreated_now = incarnations.observe(rule.fmt, topics)
+        generation = incarnations.generation(pattern)
+        lives = {topic: incarnations.incarnation(topic) for topic in incarnations.known}
+    checkpoint = checkpoint_dir(settings.checkpoint_root, rule.fmt, generation)
+    reader = _stream(spark, settings, rule, _starting_offsets(settings, rule, incarnations, checkpoint, generation))
+    if recreated_now:
+        print(f"{rule.fmt}: {', '.join(sorted(recreated_now))} deleted and created again since the last run: "
+              f"read from their start as their next incarnation", file=sys.stderr, flush=True)
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    (checkpoint / INCARNATIONS_FILE).write_text(json.dumps(lives, sort_keys=True))
+    writer = (
+        reader.writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(_land_batch(spark, rule.fmt, landed, incarnations, lock))
+    )
+    if settings.follow:
+        writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
+    else:
+        writer = writer.trigger(availableNow=True)
+    return writer.start()
+
+
+def _starting_offsets(
+    settings: ConsumeSettings, rule: TopicRule, incarnations: TopicIncarnations, checkpoint: Path, generation: int
+) -> str:
+    """`settings.starting_offsets` for the format's first checkpoint (Spark ignores it once the
+    checkpoint has offsets); for a later one, per partition, where the last earlier checkpoint
+    finished (`resume_offsets`), a topic recreated since then from its earliest offset."""
+    if generation == 0 or (checkpoint / "offsets").exists():
+        return settings.starting_offsets
+    earlier = [
+        candidate for n in range(generation - 1, -1, -1)
+        if ((candidate := checkpoint_dir(settings.checkpoint_root, rule.fmt, n)) / "offsets").exists()
+    ]
+    if not earlier:
+        return settings.starting_offsets
+    previous = earlier[0]
+    lives_file = previous / INCARNATIONS_FILE
+    lives_then = json.loads(lives_file.read_text()) if lives_file.exists() else {}  # `<fmt>`: all 0
+    described = incarnations.describe(incarnations.matching_topics(rule.subscribe_pattern()))
+    recreated = {t for t in described if incarnations.incarnation(t) > int(lives_then.get(t, 0))}
+    return starting_offsets(resume_offsets(previous), {t: parts for t, (_, parts) in described.items()}, recreated)
+
+
 def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | None = sys.stderr) -> dict[str, int]:
     """Run one streaming query per format until the broker's current end (or until
     `settings.stop` with `follow`); returns how many new records each format landed."""
@@ -229,34 +318,40 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
     spark.sql(f"create table if not exists {end_offsets_table()} ({END_OFFSETS_COLUMNS}) using iceberg")
     queries: dict[str, StreamingQuery] = {}
     landed: dict[str, int] = {}
+    lock = threading.Lock()
+    incarnations = TopicIncarnations(spark, settings.bootstrap_servers, settings.kafka_options)
+    rules = {rule.fmt: rule for rule in settings.rules}
     try:
         for rule in settings.rules:
             ensure_raw_table(spark, rule.fmt)
-            writer = (
-                _stream(spark, settings, rule)
-                .writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
-                .option("checkpointLocation", str(settings.checkpoint_root / rule.fmt))
-                .foreachBatch(_land_batch(spark, rule.fmt, landed))
-            )
-            if settings.follow:
-                writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
-            else:
-                writer = writer.trigger(availableNow=True)
-            queries[rule.fmt] = writer.start()
+            queries[rule.fmt] = _start_query(spark, settings, rule, incarnations, landed, lock)
         last_ids: dict[str, Any] = {}
+        offsets_written, offsets_due = time.monotonic(), False
         while any(q.isActive for q in queries.values()) and not settings.stop.is_set():
             _wait_for_any(queries.values(), 1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
-            for fmt, query in queries.items():
-                if query.exception() is not None:
-                    raise ConsumeError(f"{fmt}: {query.exception()}")
+            for fmt, query in list(queries.items()):
+                error = query.exception()
+                if error is not None and TopicRecreated.__name__ in str(error):
+                    if progress is not None:
+                        print(f"{fmt}: a topic was deleted and created again; its next incarnation is read "
+                              "from its start", file=progress, flush=True)
+                    queries[fmt] = _start_query(spark, settings, rules[fmt], incarnations, landed, lock)
+                    last_ids.pop(fmt, None)
+                    continue
+                if error is not None:
+                    raise ConsumeError(f"{fmt}: {error}")
                 batch = (query.lastProgress or {}).get("batchId")
                 if batch is not None and last_ids.get(fmt) != batch:
                     last_ids[fmt] = batch
+                    offsets_due = True
                     line = _progress_line(fmt, query)
                     if line and progress is not None:
                         print(line, file=progress, flush=True)
-            if settings.follow:
+            # each write is an Iceberg commit: after new batches only, and not more often than
+            # END_OFFSETS_SECONDS (writing every few seconds cost the soak's consumer a commit per loop)
+            if settings.follow and offsets_due and time.monotonic() - offsets_written >= END_OFFSETS_SECONDS:
                 _record_end_offsets(spark, list(queries.values()))
+                offsets_written, offsets_due = time.monotonic(), False
         for fmt, query in queries.items():
             if query.exception() is not None:
                 raise ConsumeError(f"{fmt}: {query.exception()}")
@@ -266,3 +361,4 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
         for query in queries.values():
             if query.isActive:
                 query.stop()
+        incarnations.close()

@@ -466,13 +466,14 @@ def merge_batch(
     batch_view: str,
     report: LandingReport | None = None,
     unique_coordinates: bool = False,
+    incarnation: int = 0,
 ) -> int:
     """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
     how many records were new. With a `report`, records that conflict with landed ones are
-    counted in it first, and the batch lands as `report.incarnation` of its topics.
-    `unique_coordinates`: the view holds each (topic, partition, offset) at most once."""
+    counted in it first, and the batch lands as `report.incarnation` of its topics (else as
+    `incarnation`). `unique_coordinates`: the view holds each (topic, partition, offset) at most once."""
     table = raw_table(fmt)
-    incarnation = report.incarnation if report is not None else 0
+    incarnation = report.incarnation if report is not None else incarnation
     bounds = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
     if bounds is None or bounds.lo is None:
         return 0

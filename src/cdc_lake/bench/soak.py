@@ -6,8 +6,9 @@ few malformed records) produced into its topics by a real producer, paced to las
 seconds; `cdc-lake consume --follow`; a `dbt build` every BUILD_INTERVAL seconds, with
 `cdc_compact` and `cdc_expire_snapshots` every UPKEEP_INTERVAL seconds as a user would schedule
 them; and faults at the moments a seeded schedule picks: kill -9 of the consumer (twice), of a
-build (twice), of the metastore server, and a broker restart. Nobody steps in: a dead consumer is
-started again, the next scheduled build runs.
+build (twice), of the metastore server, a broker restart, and a topic deleted and created again.
+Nobody steps in: a dead consumer is started again (as a service manager would), the next
+scheduled build runs, the lake's processes start the metastore server again themselves.
 
 At the end the producer has sent everything; a last `cdc-lake consume` (without --follow) lands
 what is left and a last build runs. Then, against the simulator's truth: `cdc_current` and
@@ -47,12 +48,14 @@ from cdc_lake.servers.supervisor import LocalServer
 
 SCHEMA = "soak"
 RAW_SCHEMA = "soak_raw"
-# The default schedule. `kill_metastore` (--faults) is left out: measured in the first 30-minute
-# soak, a kill -9 of the lake's metastore server leaves the running consumer and build waiting on
-# its port for good (nothing restarts the server; a new one would take another port), which is a
-# hand step. The fault stays available so that the fix can be soaked.
-FAULTS = ["kill_consumer", "kill_consumer", "kill_build", "kill_build", "restart_broker"]
-KNOWN_FAULTS = {*FAULTS, "kill_metastore"}
+# The default schedule. `recreate_topic` deletes a Debezium topic and creates it again the way an
+# operator does (its records produced meanwhile are held back until the consumer has landed the
+# old life: a deleted topic takes its unread records with it, which no consumer can survive); a
+# Debezium one, since that format orders changes by binlog position alone, never by offset.
+FAULTS = ["kill_consumer", "kill_consumer", "kill_build", "kill_build", "restart_broker", "kill_metastore",
+          "recreate_topic"]
+KNOWN_FAULTS = set(FAULTS)
+RECREATED_FORMAT = "debezium"
 ANALYST_QUERY = (
     f"select database_name, table_name, count(*) as live_rows, count_if(is_deleted) as deleted "
     f"from {SCHEMA}.cdc_current group by database_name, table_name"
@@ -109,7 +112,14 @@ class Soak:
     events: list[dict[str, Any]] = field(default_factory=list)
     builds: list[dict[str, Any]] = field(default_factory=list)
     upkeeps: list[dict[str, Any]] = field(default_factory=list)
-    produced_at: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    # (topic, partition, offset, incarnation) -> when it was sent
+    produced_at: dict[tuple[str, int, int, int], float] = field(default_factory=dict)
+    # recreate_topic: the topic whose records are held back, the held records, and each topic's life
+    held_topic: str | None = None
+    held: list[dict[str, Any]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    lives: dict[str, int] = field(default_factory=dict)
+    partitions: dict[str, int] = field(default_factory=dict)
     produced: int = 0
     changes: int = 0
     consumer_starts: int = 0
@@ -170,16 +180,43 @@ class Soak:
             streams.setdefault((record["kafka_topic"], record["kafka_partition"]), []).append(record)
         records = list(heapq.merge(*streams.values(), key=lambda r: r["kafka_timestamp_ms"] or 0))
         create_dump_topics(bootstrap, records)
-        # delivery survives a broker restart: retried until the message timeout (15 minutes)
-        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20,
+        for record in records:
+            topic = record["kafka_topic"]
+            self.partitions[topic] = max(self.partitions.get(topic, 0), record["kafka_partition"] + 1)
+
+        def new_producer() -> Any:
+            # delivery survives a broker restart: retried until the message timeout (15 minutes)
+            return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20,
                              "message.timeout.ms": 900_000, "log_level": 3})
+
+        # one producer per topic life: an idempotent producer's sequence numbers belong to the
+        # partitions it wrote, and a recreated topic's partitions are new ones
+        producers = {0: new_producer()}
         interval = self.duration / max(len(records), 1)
 
-        def delivered(error: Any, message: Any, sent: float) -> None:
+        def delivered(error: Any, message: Any, sent: float, life: int) -> None:
             if error is None:
-                self.produced_at[(message.topic(), message.partition(), message.offset())] = sent
+                with self.lock:
+                    self.produced_at[(message.topic(), message.partition(), message.offset(), life)] = sent
             else:
                 self.event("produce_error", str(error))
+
+        def send(record: dict[str, Any]) -> None:
+            life = self.lives.get(record["kafka_topic"], 0)
+            if life not in producers:
+                producers[life] = new_producer()
+            sent = time.time()
+            # the broker stamps the time of sending (the simulator's times are its own)
+            send_record(producers[life], record, keep_timestamp=False,
+                        on_delivery=lambda e, m, sent=sent, life=life: delivered(e, m, sent, life))
+
+        def send_held() -> None:
+            if self.release.is_set():
+                with self.lock:
+                    backlog, self.held, self.held_topic = self.held, [], None
+                    self.release.clear()
+                for record in backlog:
+                    send(record)
 
         start = time.monotonic()
         for i, record in enumerate(records):
@@ -188,18 +225,58 @@ class Soak:
             wait = start + i * interval - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            sent = time.time()
-            # the broker stamps the time of sending (the simulator's times are its own)
-            send_record(producer, record, keep_timestamp=False,
-                        on_delivery=lambda e, m, sent=sent: delivered(e, m, sent))
-        producer.flush(900)
+            send_held()
+            with self.lock:
+                if record["kafka_topic"] == self.held_topic:
+                    self.held.append(record)
+                    continue
+            send(record)
+        while self.held_topic is not None and not self.stop.is_set():
+            time.sleep(0.5)
+            send_held()
+        for producer in producers.values():
+            producer.flush(900)
         self.produced = len(self.produced_at)
         self.event("produced", f"{self.produced} of {len(records)} records delivered")
+
+    def recreate_topic(self, broker: Any, rng: random.Random) -> str:
+        """Delete a Debezium topic and create it again, as an operator would: its new records are
+        held back, the consumer lands what the old life holds, then the topic is recreated (offsets
+        from 0) and the held records follow into it."""
+        from cdc_lake.consume import DEFAULT_CONFIG, load_rules
+        from cdc_lake.incarnations import resume_offsets
+
+        pattern = next(r for r in load_rules(DEFAULT_CONFIG) if r.fmt == RECREATED_FORMAT)
+        topics = sorted(t for t in self.partitions if re.fullmatch(pattern.subscribe_pattern(), t))
+        topic = rng.choice(topics)
+        with self.lock:
+            self.held_topic = topic
+        time.sleep(5)  # the producer's last sends of the topic reach the broker
+        life = self.lives.get(topic, 0)
+        ends: dict[str, int] = {}
+        with self.lock:
+            delivered = list(self.produced_at)
+        for (t, partition, offset, n) in delivered:
+            if t == topic and n == life:
+                ends[str(partition)] = max(ends.get(str(partition), 0), offset + 1)
+        checkpoints = self.lake / "checkpoints"
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not self.stop.is_set():
+            newest = max(checkpoints.glob(f"{RECREATED_FORMAT}*"), default=None,
+                         key=lambda d: int(d.name.partition(".")[2] or 0))
+            landed = resume_offsets(newest).get(topic, {}) if newest is not None else {}
+            if all(landed.get(p, 0) >= end for p, end in ends.items()):
+                break
+            time.sleep(2)
+        broker.recreate_topic(topic, partitions=self.partitions[topic])
+        self.lives[topic] = life + 1
+        self.release.set()
+        return topic
 
     def start_consumer(self, follow: bool = True) -> subprocess.Popen[bytes]:
         command = [self.bin("cdc-lake"), "consume", "--bootstrap-servers", self.bootstrap]
         if follow:
-            command += ["--follow", "--trigger-seconds", "5"]
+            command += ["--follow"]  # the default trigger, 10 s
         self.consumer_starts += 1
         return SoakProcess(self.folder, "consume", command, self.env(), self.project).launch()
 
@@ -276,6 +353,9 @@ class Soak:
                 pid = MetastoreServer.for_lake(self.lake).pid()
                 if pid:
                     os.kill(pid, signal.SIGKILL)
+            elif fault == "recreate_topic":
+                self.event(fault, self.recreate_topic(broker, rng))
+                continue
             self.event(fault)
 
     def analyst_query_seconds(self) -> float:
@@ -384,6 +464,7 @@ class Soak:
             problems.append(f"{len(landed) - len(keys)} records landed twice")
         if len(landed) != self.produced:
             problems.append(f"{len(landed)} records landed, {self.produced} produced")
+        # (the change log does not keep the incarnation: a recreated topic's offsets count for both lives)
         changes = {tuple(r) for r in spark.sql(
             f"select distinct kafka_topic, kafka_partition, kafka_offset from {SCHEMA}.cdc_changelog").collect()}
         fresh = self.freshness(landed, changes)
@@ -397,8 +478,8 @@ class Soak:
         epoch_began = time.time() - self.now()
         points = []
         for r in landed:
-            key = (r[0], r[1], r[2])
-            if key not in changes or key not in self.produced_at:
+            key = (r[0], r[1], r[2], r[3] or 0)
+            if key[:3] not in changes or key not in self.produced_at:
                 continue
             landed_at = r[4].replace(tzinfo=timezone.utc).timestamp()
             i = bisect.bisect_left(starts, landed_at)

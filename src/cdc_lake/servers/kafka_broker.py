@@ -207,6 +207,22 @@ class LocalKafka(LocalServer):
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         admin.delete_topics([name])[name].result(timeout=30)
 
+    def recreate_topic(self, name: str, partitions: int = 1, timeout: float = 60.0) -> None:
+        """Delete `name` and create it again (new topic id, offsets from 0); the creation is
+        retried while the broker still finishes the deletion."""
+        from confluent_kafka import KafkaException
+
+        self.delete_topic(name)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.create_topic(name, partitions)
+                return
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
 
 def running_bootstrap() -> str | None:
     """The bootstrap address of the broker `cdc-lake kafka start` runs for this lake, if it runs."""

@@ -10,7 +10,12 @@ server process per lake, and every Spark process connects to it over JDBC on loo
   a start lock makes concurrent first uses start one server;
 - on a free 127.0.0.1 port, recorded with its pid in `$CDC_LAKE_DIR/metastore/server.json` and
   reused by every later process (the same port again after a restart when it is still free);
-- stopped by `cdc-lake metastore stop` (Derby's own clean shutdown, then SIGTERM/SIGKILL).
+- stopped by `cdc-lake metastore stop` (Derby's own clean shutdown, then SIGTERM/SIGKILL), which
+  marks it stopped on purpose;
+- started again, on the same port, by any process that uses the lake when it finds the server gone
+  without that mark (a kill -9, a crash): each such process watches it every few seconds
+  (`keep_serving`), so a running consumer or build waits out the outage instead of hanging on a
+  port nobody serves any more. Derby's client reconnects on its own once the port answers again.
 
 Each process learns the server through two environment variables that profiles/profiles.yml
 reads, CDC_LAKE_METASTORE_URL and CDC_LAKE_METASTORE_DRIVER (set by `ensure_server`); without
@@ -24,6 +29,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +47,7 @@ DATABASE = "metastore_db"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 URL_VAR = "CDC_LAKE_METASTORE_URL"
+WATCH_SECONDS = 5.0
 DRIVER_VAR = "CDC_LAKE_METASTORE_DRIVER"
 
 
@@ -151,29 +159,50 @@ class MetastoreServer(LocalServer):
     def start(self, timeout: float = START_TIMEOUT) -> bool:  # type: ignore[override]
         """Start the server unless it runs; True when this call started it. Raises MetastoreError."""
         with self._start_lock():
-            if self.is_running():
+            return self._start_unlocked(timeout)
+
+    def revive(self, timeout: float = START_TIMEOUT) -> bool:
+        """Start the server again when it died without being stopped on purpose (a kill -9, a
+        crash); True when this call started it. A server that runs but does not answer is left
+        alone (it may be busy)."""
+        with self._start_lock():
+            state = self._state()
+            if not state.get("pid") or state.get("stopped") or self.pid() is not None:
                 return False
-            stale = self.pid()
-            if stale is not None:
-                raise MetastoreError(
-                    f"the metastore server of {self.lake} (pid {stale}) runs but does not answer on port "
-                    f"{self.port()}; stop it with `cdc-lake metastore stop` and retry"
-                )
-            holder = embedded_holder(self.lake)
-            if holder is not None:
-                raise MetastoreError(
-                    f"{self.lake / DATABASE} is open in embedded Derby by pid {holder[0]} ({holder[1]}); "
-                    "wait for that process to end (or stop it), then retry"
-                )
-            previous = self.port()
-            self._next_port = previous if previous is not None and port_is_free(previous, HOST) else free_port(HOST)
-            self.lake.mkdir(parents=True, exist_ok=True)
-            # not a child to wait for: it outlives this process (the supervisor starts it in a session of its own)
-            super().start(timeout)
-            return True
+            return self._start_unlocked(timeout)
+
+    def _start_unlocked(self, timeout: float) -> bool:
+        if self.is_running():
+            return False
+        stale = self.pid()
+        if stale is not None:
+            raise MetastoreError(
+                f"the metastore server of {self.lake} (pid {stale}) runs but does not answer on port "
+                f"{self.port()}; stop it with `cdc-lake metastore stop` and retry"
+            )
+        holder = embedded_holder(self.lake)
+        if holder is not None:
+            raise MetastoreError(
+                f"{self.lake / DATABASE} is open in embedded Derby by pid {holder[0]} ({holder[1]}); "
+                "wait for that process to end (or stop it), then retry"
+            )
+        previous = self.port()
+        self._next_port = previous if previous is not None and port_is_free(previous, HOST) else free_port(HOST)
+        self.lake.mkdir(parents=True, exist_ok=True)
+        # not a child to wait for: it outlives this process (the supervisor starts it in a session of its own)
+        super().start(timeout)
+        return True
+
+    def forget(self) -> None:
+        """Mark the server stopped on purpose: the processes watching it do not start it again."""
+        state = self._state()
+        if state:
+            self.state_file.write_text(json.dumps({**state, "stopped": 1}))
 
     def stop(self, timeout: float = STOP_TIMEOUT, grace: float = 0.0) -> bool:
         """Shut the server down (Derby's clean shutdown, then SIGTERM, then SIGKILL); True if it ran."""
+        with self._start_lock():
+            self.forget()  # first: a watching process must not start it again while it stops
         port, running = self.port(), self.pid() is not None
         if running and port is not None:
             # Derby's own shutdown closes the database cleanly (no log recovery at the next boot)
@@ -208,13 +237,38 @@ def embedded_holder(lake: Path) -> tuple[int, str] | None:
     return holder[0], holder[1][:160]
 
 
+_watched: set[Path] = set()
+
+
+def keep_serving(server: MetastoreServer, seconds: float = WATCH_SECONDS) -> None:
+    """Watch `server` from a daemon thread of this process for as long as it lives, starting it
+    again when it dies (`revive`); once per lake and process."""
+    if server.lake in _watched:
+        return
+    _watched.add(server.lake)
+
+    def watch() -> None:
+        while True:
+            time.sleep(seconds)
+            try:
+                if server.revive():
+                    print(f"cdc_lake: the metastore server of {server.lake} was gone; started again on "
+                          f"{HOST}:{server.port()}", file=sys.stderr, flush=True)
+            except Exception as exc:  # noqa: BLE001 - the watch goes on; the next look may succeed
+                print(f"cdc_lake: the metastore server could not be started again: {exc}", file=sys.stderr)
+
+    threading.Thread(target=watch, name="cdc_lake metastore watch", daemon=True).start()
+
+
 def ensure_server(lake: Path | None = None) -> MetastoreServer:
-    """Start the lake's server if needed and point this process's profile rendering at it."""
+    """Start the lake's server if needed, point this process's profile rendering at it, and keep
+    it serving while this process lives (`keep_serving`)."""
     server = MetastoreServer.for_lake(lake)
     if server.start():
         print(f"cdc_lake: metastore server started on {HOST}:{server.port()} for {server.lake} "
               "(`cdc-lake metastore stop` stops it)", file=sys.stderr)
     os.environ.update(server.client_env())
+    keep_serving(server)
     return server
 
 

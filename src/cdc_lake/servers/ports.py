@@ -16,8 +16,11 @@ def free_port(host: str = HOST) -> int:
 
 
 def port_is_free(port: int, host: str = HOST) -> bool:
-    """True when `port` can be bound now (a server of an earlier run may take it back)."""
+    """True when `port` can be bound now (a server of an earlier run may take it back). As a
+    server binds: with SO_REUSEADDR (Java's server sockets set it), so the connections a killed
+    server leaves in TIME_WAIT do not keep its port from it."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
