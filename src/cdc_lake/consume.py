@@ -152,7 +152,12 @@ def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule, sta
 
 
 def _land_batch(
-    spark: SparkSession, fmt: str, landed: dict[str, int], incarnations: TopicIncarnations, lock: threading.Lock
+    spark: SparkSession,
+    fmt: str,
+    landed: dict[str, int],
+    incarnations: TopicIncarnations,
+    lock: threading.Lock,
+    recreated_formats: set[str],
 ) -> Callable[[DataFrame, int], None]:
     """The foreachBatch callback of a format's query. The MERGE runs in `spark`, the session that
     started the query, not in the query's own clone: a session caches the Iceberg tables it has
@@ -167,26 +172,28 @@ def _land_batch(
         # a global temp view, as in `landing.land`: local ones show in the table lists dbt reads
         name = f"cdc_lake_consume_{fmt}"
         batch.createOrReplaceGlobalTempView(name)
+        views = [name]
         try:
             topics = [row[0] for row in batch.select("kafka_topic").distinct().collect()]
             with lock:
                 recreated = incarnations.observe(fmt, topics)
                 lives = {topic: incarnations.incarnation(topic) for topic in topics}
             if recreated:
+                recreated_formats.add(fmt)  # the query fails with this; `consume` starts it again
                 raise TopicRecreated(recreated)
             for life in sorted(set(lives.values())):
-                view = f"global_temp.{name}"
+                # the usual batch: every topic in one life, landed as it is
                 if len(set(lives.values())) > 1:
                     names = ", ".join(sql_string(t) for t, n in lives.items() if n == life)
-                    spark.sql(f"select * from {view} where kafka_topic in ({names})").createOrReplaceGlobalTempView(
-                        f"{name}_{life}"
-                    )
-                    view = f"global_temp.{name}_{life}"
+                    views.append(f"{name}_{life}")
+                    spark.sql(f"select * from global_temp.{name} where kafka_topic in ({names})") \
+                        .createOrReplaceGlobalTempView(views[-1])
                 landed[fmt] = landed.get(fmt, 0) + merge_batch(
-                    spark, fmt, view, unique_coordinates=True, incarnation=life
+                    spark, fmt, f"global_temp.{views[-1]}", unique_coordinates=True, incarnation=life
                 )
         finally:
-            spark.catalog.dropGlobalTempView(name)
+            for view in views:
+                spark.catalog.dropGlobalTempView(view)
             batch.unpersist()
 
     return land
@@ -261,6 +268,7 @@ def _start_query(
     incarnations: TopicIncarnations,
     landed: dict[str, int],
     lock: threading.Lock,
+    recreated_formats: set[str],
 ) -> StreamingQuery:
     """Start the streaming query of one format, from the checkpoint of its topics' current
     incarnations; a new checkpoint goes on where the previous one left each partition."""
@@ -280,7 +288,7 @@ def _start_query(
     writer = (
         reader.writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(_land_batch(spark, rule.fmt, landed, incarnations, lock))
+        .foreachBatch(_land_batch(spark, rule.fmt, landed, incarnations, lock, recreated_formats))
     )
     if settings.follow:
         writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
@@ -319,23 +327,27 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
     queries: dict[str, StreamingQuery] = {}
     landed: dict[str, int] = {}
     lock = threading.Lock()
+    recreated_formats: set[str] = set()  # formats whose query stopped on a recreated topic
     incarnations = TopicIncarnations(spark, settings.bootstrap_servers, settings.kafka_options)
     rules = {rule.fmt: rule for rule in settings.rules}
     try:
         for rule in settings.rules:
             ensure_raw_table(spark, rule.fmt)
-            queries[rule.fmt] = _start_query(spark, settings, rule, incarnations, landed, lock)
+            queries[rule.fmt] = _start_query(spark, settings, rule, incarnations, landed, lock, recreated_formats)
         last_ids: dict[str, Any] = {}
         offsets_written, offsets_due = time.monotonic(), False
         while any(q.isActive for q in queries.values()) and not settings.stop.is_set():
             _wait_for_any(queries.values(), 1.0 if not settings.follow else min(settings.trigger_seconds, 5.0))
             for fmt, query in list(queries.items()):
                 error = query.exception()
-                if error is not None and TopicRecreated.__name__ in str(error):
+                if error is not None and fmt in recreated_formats:
+                    recreated_formats.discard(fmt)
                     if progress is not None:
                         print(f"{fmt}: a topic was deleted and created again; its next incarnation is read "
                               "from its start", file=progress, flush=True)
-                    queries[fmt] = _start_query(spark, settings, rules[fmt], incarnations, landed, lock)
+                    queries[fmt] = _start_query(
+                        spark, settings, rules[fmt], incarnations, landed, lock, recreated_formats
+                    )
                     last_ids.pop(fmt, None)
                     continue
                 if error is not None:

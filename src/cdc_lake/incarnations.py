@@ -87,21 +87,28 @@ class TopicIncarnations:
 
     def describe(self, topics: Iterable[str]) -> dict[str, tuple[str, list[int]]]:
         """Each topic's id and partitions, for those that exist now."""
-        names = self._jvm.java.util.ArrayList()
-        for topic in sorted(set(topics)):
-            names.add(topic)
-        if names.isEmpty():
+        wanted = sorted(set(topics))
+        if not wanted:
             return {}
-        described: dict[str, tuple[str, list[int]]] = {}
-        for topic in list(names):
-            single = self._jvm.java.util.Collections.singletonList(topic)
-            try:
-                description = self._get(self._admin.describeTopics(single).allTopicNames()).get(topic)
-            except Exception:  # noqa: BLE001 - py4j wraps UnknownTopicOrPartitionException: gone now
-                continue
-            partitions = sorted(int(p.partition()) for p in description.partitions())
-            described[topic] = (str(description.topicId().toString()), partitions)
-        return described
+        try:  # one request for all of them, the usual case
+            found = dict(self._get(self._admin.describeTopics(self._java_list(wanted)).allTopicNames()).items())
+        except Exception:  # noqa: BLE001 - py4j wraps UnknownTopicOrPartitionException: one of them is gone
+            found = {}
+            for topic in wanted:
+                try:
+                    found.update(self._get(self._admin.describeTopics(self._java_list([topic])).allTopicNames()).items())
+                except Exception:  # noqa: BLE001 - this one is gone now
+                    continue
+        return {
+            str(topic): (str(d.topicId().toString()), sorted(int(p.partition()) for p in d.partitions()))
+            for topic, d in found.items()
+        }
+
+    def _java_list(self, values: list[str]) -> Any:
+        java = self._jvm.java.util.ArrayList()
+        for value in values:
+            java.add(value)
+        return java
 
     def incarnation(self, topic: str) -> int:
         return self.known[topic][0] if topic in self.known else 0
