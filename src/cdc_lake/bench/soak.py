@@ -512,6 +512,8 @@ def summarize(soak: Soak, result: dict[str, Any], command: str) -> dict[str, Any
         "analyst_start_seconds": result.get("analyst_start_seconds", float("nan")),
         "analyst_end_seconds": result.get("analyst_end_seconds", float("nan")),
         "builds": len(soak.builds), "failed_builds": sum(not b["ok"] for b in soak.builds),
+        # how long a successful build took: freshness is about twice this when builds run back to back
+        "build_seconds": [round(b["ended"] - b["started"], 1) for b in soak.builds if b["ok"]],
         "consumer_starts": soak.consumer_starts, "events": soak.events, "upkeeps": soak.upkeeps,
         "problems": result["problems"],
     }
@@ -564,6 +566,7 @@ def render(summary: dict[str, Any], plot_name: str | None) -> str:
         f"| analyst query on `cdc_current`, start / end (s) | {summary['analyst_start_seconds']:.2f} / "
         f"{summary['analyst_end_seconds']:.2f} ({ratio:.2f}×) |",
         f"| builds (failed: killed or during an outage) | {summary['builds']} ({summary['failed_builds']}) |",
+        f"| successful builds' durations, in order (s) | {', '.join(f'{b:.0f}' for b in summary['build_seconds'])} |",
         f"| consumer starts | {summary['consumer_starts']} |",
         f"| records landed / rejected | {summary['landed_records']:,} / {summary['rejected']} |",
         "",
