@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+from cdc_lake.env import model_schema
 from cdc_lake.formats import FORMATS
 from cdc_lake.landing import LandingReport
 
@@ -230,7 +231,7 @@ def _verify(args: argparse.Namespace) -> int:
         from cdc_lake.spark import get_spark
 
         verification = verify(
-            get_spark("cdc-lake verify"), url, schema=os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake"),
+            get_spark("cdc-lake verify"), url, schema=model_schema(),
             raw_schema=raw_schema(), tables=[t.rpartition(".")[2] for t in tables] if tables else None,
             source_system=args.source_system,
         )

@@ -9,11 +9,10 @@ session, so the JVM starts once.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-from cdc_lake.env import PROJECT_DIR, apply_defaults
+from cdc_lake.env import PROJECT_DIR, apply_defaults, model_schema
 from cdc_lake.formats import FORMATS
 
 MODELS = ["cdc_changelog", "cdc_current", "cdc_history", "cdc_schema_changes", "cdc_rejected_messages"]
@@ -84,7 +83,7 @@ def main() -> int:
     if not result.success:
         print("dbt build failed", file=sys.stderr)
         return 1
-    schema = os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake")
+    schema = model_schema()
     print("== rows per model")
     for model in MODELS:
         count = spark.table(f"{schema}.{model}").count()

@@ -45,6 +45,11 @@ def lake_dir() -> Path:
     return Path(os.environ.get("CDC_LAKE_DIR", PROJECT_DIR / ".lake")).resolve()
 
 
+def model_schema() -> str:
+    """The schema dbt builds the models in (profiles/profiles.yml reads the same variable)."""
+    return os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake")
+
+
 def apply_defaults() -> None:
     """Fill in the environment defaults described in the module docstring."""
     if not (PROJECT_DIR / "dbt_project.yml").exists():

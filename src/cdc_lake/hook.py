@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from cdc_lake.env import apply_defaults, lake_dir
+from cdc_lake.env import apply_defaults, lake_dir, model_schema
 
 # Commands of these programs open the `local` target's Spark session without cdc_lake code.
 _LAKE_PROGRAMS = ("dbt", "sqlfluff")
@@ -44,7 +44,7 @@ def dbt_turn(command: str) -> None:
     by the kernel when the process ends, however it ends.
     """
     global _turn
-    path = lake_dir() / f"dbt-{os.environ.get('CDC_LAKE_SCHEMA', 'cdc_lake')}.lock"
+    path = lake_dir() / f"dbt-{model_schema()}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open: it is the lock
     try:

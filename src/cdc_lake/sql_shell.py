@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from cdc_lake.env import model_schema
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -199,7 +201,7 @@ def _sql(args: argparse.Namespace) -> int:
             print(f"cdc-lake sql: {exc}", file=sys.stderr)
             return 2
     spark = get_spark("cdc-lake sql")
-    schema = os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake")
+    schema = model_schema()
     if spark.catalog.databaseExists(schema):
         spark.catalog.setCurrentDatabase(schema)  # unqualified names mean the models' schema
     shell = Shell(spark, args.output, args.max_rows, args.max_width, sys.stdout)

@@ -19,7 +19,6 @@ import csv
 import difflib
 import hashlib
 import io
-import os
 import re
 import shlex
 import sys
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from cdc_lake.env import PROJECT_DIR
+from cdc_lake.env import PROJECT_DIR, model_schema
 from cdc_lake.sqltext import qualified_name, sql_string
 
 MODEL_NAME_RE = re.compile(r"^[a-z0-9_]+$")
@@ -178,7 +177,7 @@ def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
         from cdc_lake.spark import get_spark
 
         spark = get_spark("cdc-lake add-table")
-        relation = qualified_name(os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake"), "cdc_typed_columns")
+        relation = qualified_name(model_schema(), "cdc_typed_columns")
         if not spark.catalog.tableExists(relation):
             return None
         rows = (
