@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -64,9 +65,13 @@ def test_a_killed_server_is_started_again_by_a_watching_process(server: Metastor
     assert cli(server.lake, "metastore", "start").returncode == 0
     pid, port = server.pid(), server.port()
     keep_serving(server, seconds=0.5)
+    # a client connected, as every Spark process is: the killed server's side of it stays in the
+    # kernel (FIN_WAIT / TIME_WAIT) and must not keep the port from the new server
+    client = socket.create_connection(("127.0.0.1", port))
     os.kill(pid, signal.SIGKILL)
     assert wait_until(lambda: server.is_running() and server.pid() not in (None, pid))
     assert server.port() == port
+    client.close()
     assert cli(server.lake, "metastore", "stop").stdout.strip() == "metastore server stopped"
     time.sleep(2.0)  # four looks of the watch
     assert server.pid() is None and not server.is_running()
