@@ -181,9 +181,9 @@ def _land_batch(
             if recreated:
                 recreated_formats.add(fmt)  # the query fails with this; `consume` starts it again
                 raise TopicRecreated(recreated)
+            mixed = len(set(lives.values())) > 1  # the usual batch has every topic in one life
             for life in sorted(set(lives.values())):
-                # the usual batch: every topic in one life, landed as it is
-                if len(set(lives.values())) > 1:
+                if mixed:
                     names = ", ".join(sql_string(t) for t, n in lives.items() if n == life)
                     views.append(f"{name}_{life}")
                     spark.sql(f"select * from global_temp.{name} where kafka_topic in ({names})") \
@@ -269,6 +269,7 @@ def _start_query(
     landed: dict[str, int],
     lock: threading.Lock,
     recreated_formats: set[str],
+    progress: IO[str] | None,
 ) -> StreamingQuery:
     """Start the streaming query of one format, from the checkpoint of its topics' current
     incarnations; a new checkpoint goes on where the previous one left each partition."""
@@ -279,10 +280,11 @@ def _start_query(
         generation = incarnations.generation(pattern)
         lives = {topic: incarnations.incarnation(topic) for topic in incarnations.known}
     checkpoint = checkpoint_dir(settings.checkpoint_root, rule.fmt, generation)
-    reader = _stream(spark, settings, rule, _starting_offsets(settings, rule, incarnations, checkpoint, generation))
-    if recreated_now:
+    starting = _starting_offsets(settings, rule.fmt, incarnations, topics, checkpoint, generation)
+    reader = _stream(spark, settings, rule, starting)
+    if recreated_now and progress is not None:
         print(f"{rule.fmt}: {', '.join(sorted(recreated_now))} deleted and created again since the last run: "
-              f"read from their start as their next incarnation", file=sys.stderr, flush=True)
+              f"read from their start as their next incarnation", file=progress, flush=True)
     checkpoint.mkdir(parents=True, exist_ok=True)
     (checkpoint / INCARNATIONS_FILE).write_text(json.dumps(lives, sort_keys=True))
     writer = (
@@ -298,7 +300,12 @@ def _start_query(
 
 
 def _starting_offsets(
-    settings: ConsumeSettings, rule: TopicRule, incarnations: TopicIncarnations, checkpoint: Path, generation: int
+    settings: ConsumeSettings,
+    fmt: str,
+    incarnations: TopicIncarnations,
+    topics: list[str],
+    checkpoint: Path,
+    generation: int,
 ) -> str:
     """`settings.starting_offsets` for the format's first checkpoint (Spark ignores it once the
     checkpoint has offsets); for a later one, per partition, where the last earlier checkpoint
@@ -307,14 +314,14 @@ def _starting_offsets(
         return settings.starting_offsets
     earlier = [
         candidate for n in range(generation - 1, -1, -1)
-        if ((candidate := checkpoint_dir(settings.checkpoint_root, rule.fmt, n)) / "offsets").exists()
+        if ((candidate := checkpoint_dir(settings.checkpoint_root, fmt, n)) / "offsets").exists()
     ]
     if not earlier:
         return settings.starting_offsets
     previous = earlier[0]
     lives_file = previous / INCARNATIONS_FILE
     lives_then = json.loads(lives_file.read_text()) if lives_file.exists() else {}  # `<fmt>`: all 0
-    described = incarnations.describe(incarnations.matching_topics(rule.subscribe_pattern()))
+    described = incarnations.describe(topics)
     recreated = {t for t in described if incarnations.incarnation(t) > int(lives_then.get(t, 0))}
     return starting_offsets(resume_offsets(previous), {t: parts for t, (_, parts) in described.items()}, recreated)
 
@@ -333,7 +340,9 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
     try:
         for rule in settings.rules:
             ensure_raw_table(spark, rule.fmt)
-            queries[rule.fmt] = _start_query(spark, settings, rule, incarnations, landed, lock, recreated_formats)
+            queries[rule.fmt] = _start_query(
+                spark, settings, rule, incarnations, landed, lock, recreated_formats, progress
+            )
         last_ids: dict[str, Any] = {}
         offsets_written, offsets_due = time.monotonic(), False
         while any(q.isActive for q in queries.values()) and not settings.stop.is_set():
@@ -346,7 +355,7 @@ def consume(spark: SparkSession, settings: ConsumeSettings, progress: IO[str] | 
                         print(f"{fmt}: a topic was deleted and created again; its next incarnation is read "
                               "from its start", file=progress, flush=True)
                     queries[fmt] = _start_query(
-                        spark, settings, rules[fmt], incarnations, landed, lock, recreated_formats
+                        spark, settings, rules[fmt], incarnations, landed, lock, recreated_formats, progress
                     )
                     last_ids.pop(fmt, None)
                     continue
