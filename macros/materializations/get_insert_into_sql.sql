@@ -5,6 +5,7 @@
     {%- else -%}
         {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
         insert into table {{ target_relation }}
-        select {{ dest_columns | map(attribute='quoted') | join(', ') }} from {{ source_relation }}
+        select {{ dest_columns | map(attribute='quoted') | join(', ') }}
+        from {{ batch_source(source_relation) }} as batch
     {%- endif -%}
 {% endmacro %}

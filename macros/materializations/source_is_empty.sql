@@ -11,7 +11,7 @@
     {%- if marked is not none -%}
         {{ return(marked) }}
     {%- endif -%}
-    {%- set result = run_query("select 1 from " ~ source ~ " limit 1") -%}
+    {%- set result = run_query("select 1 from " ~ batch_source(source) ~ " as batch limit 1") -%}
     {{ return(result | length == 0) }}
 {% endmacro %}
 

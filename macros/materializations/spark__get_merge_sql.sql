@@ -27,7 +27,7 @@
         {%- do predicates.append("DBT_INTERNAL_SOURCE." ~ key ~ " = DBT_INTERNAL_DEST." ~ key) -%}
     {%- endfor %}
     merge into {{ target }} as DBT_INTERNAL_DEST
-    using {{ source }} as DBT_INTERNAL_SOURCE
+    using {{ batch_source(source) }} as DBT_INTERNAL_SOURCE
     on {{ predicates | join('\n        and ') }}
     {%- if action %}
     when matched and DBT_INTERNAL_SOURCE.{{ action }} = 'delete' then delete

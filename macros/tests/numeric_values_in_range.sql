@@ -18,21 +18,28 @@
 
     ),
 
-    typed as (
+    type_names as (
 
-        select
-            *,
-            regexp_extract(mysql_type, '^([a-z]+[0-9]*)', 1) as base_type,
-            mysql_type like '%unsigned%' as is_unsigned,
-            try_cast(regexp_extract(mysql_type, '\\(\\s*([0-9]+)', 1) as int) as type_precision,
-            try_cast(regexp_extract(mysql_type, '\\(\\s*[0-9]+\\s*,\\s*([0-9]+)\\s*\\)', 1) as int) as type_scale,
-            try_cast(value_text as decimal(38, 0)) as integer_value
+        -- a batch holds few distinct types: each is parsed once here, not once per value
+        select distinct mysql_type
         from sent_values
-        where value_text is not null and mysql_type is not null
+        where mysql_type is not null
 
     ),
 
-    bounds as (
+    parsed_types as (
+
+        select
+            mysql_type,
+            regexp_extract(mysql_type, '^([a-z]+[0-9]*)', 1) as base_type,
+            mysql_type like '%unsigned%' as is_unsigned,
+            try_cast(regexp_extract(mysql_type, '\\(\\s*([0-9]+)', 1) as int) as type_precision,
+            try_cast(regexp_extract(mysql_type, '\\(\\s*[0-9]+\\s*,\\s*([0-9]+)\\s*\\)', 1) as int) as type_scale
+        from type_names
+
+    ),
+
+    numeric_types as (
 
         select
             *,
@@ -64,7 +71,30 @@
                 when 'year' then 0
                 when 'bit' then 0
             end as min_value
-        from typed
+        from parsed_types
+        where base_type in (
+            'tinyint', 'int8', 'smallint', 'int16', 'mediumint', 'int', 'integer', 'int32', 'bigint', 'int64',
+            'year', 'bit', 'decimal', 'numeric', 'dec', 'fixed'
+        )
+
+    ),
+
+    bounds as (
+
+        -- only the values of numeric columns go on
+        select /*+ broadcast(numeric_types) */
+            sent_values.*,
+            numeric_types.base_type,
+            numeric_types.is_unsigned,
+            numeric_types.type_precision,
+            numeric_types.type_scale,
+            numeric_types.max_value,
+            numeric_types.min_value,
+            try_cast(sent_values.value_text as decimal(38, 0)) as integer_value
+        from sent_values
+        inner join numeric_types
+            on sent_values.mysql_type = numeric_types.mysql_type
+        where sent_values.value_text is not null
 
     ),
 
