@@ -121,6 +121,8 @@ class Soak:
     lives: dict[str, int] = field(default_factory=dict)
     partitions: dict[str, int] = field(default_factory=dict)
     produced: int = 0
+    # records the producer gave up on (its delivery timed out or failed), per "topic life n"
+    undelivered: Counter[str] = field(default_factory=Counter)
     changes: int = 0
     consumer_starts: int = 0
     bootstrap: str = ""
@@ -199,7 +201,12 @@ class Soak:
                 with self.lock:
                     self.produced_at[(message.topic(), message.partition(), message.offset(), life)] = sent
             else:
-                self.event("produce_error", str(error))
+                with self.lock:
+                    where = f"{message.topic()} life {life}"
+                    self.undelivered[where] += 1
+                    first = self.undelivered[where] == 1
+                if first:  # one event per topic life; the count is in the report
+                    self.event("produce_error", f"{where}: {error}")
 
         def send(record: dict[str, Any]) -> None:
             life = self.lives.get(record["kafka_topic"], 0)
@@ -462,6 +469,11 @@ class Soak:
         keys = {(r[0], r[1], r[2], r[3] or 0) for r in landed}
         if len(keys) != len(landed):
             problems.append(f"{len(landed) - len(keys)} records landed twice")
+        if self.undelivered:
+            problems.append(
+                f"{sum(self.undelivered.values())} records never reached the broker (the soak's producer gave "
+                f"up on them, so the truth holds changes Kafka never had): {dict(self.undelivered)}"
+            )
         if len(landed) != self.produced:
             problems.append(f"{len(landed)} records landed, {self.produced} produced")
         # (the change log does not keep the incarnation: a recreated topic's offsets count for both lives)
