@@ -30,7 +30,7 @@ from typing import Any
 
 from cdc_lake.bench import jobs
 from cdc_lake.bench.dbt import node_seconds
-from cdc_lake.bench.report import replace_section
+from cdc_lake.bench.report import commit, replace_section
 from cdc_lake.bench.runner import SizeBench
 from cdc_lake.bench.workload import modelled_formats
 from cdc_lake.env import PROJECT_DIR
@@ -160,9 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m cdc_lake.bench.increment " + " ".join(argv if argv is not None else sys.argv[1:])
     result = measure(args)
     result["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    result["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_DIR, capture_output=True, text=True, check=False
-    ).stdout.strip()
+    result["commit"] = commit()
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     Path(args.results).write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
     block = f"{BEGIN}\n\n{render(result, command.strip())}\n\n{END}"

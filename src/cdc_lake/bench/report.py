@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from cdc_lake.env import PROJECT_DIR
 from cdc_lake.servers.processes import cpu_model
 
 if TYPE_CHECKING:
@@ -32,6 +33,12 @@ FULL_RUN = [*CHANGELOG_FULL, "current_history_full", "other_models_full"]
 FULL_BUILD = [*FULL_RUN, "tests_full"]
 PEER_FULL = ["staging_full", "peer_view", "peer_snapshot_full"]
 PEER_INCREMENTAL = ["peer_staging_incremental", "peer_snapshot_incremental"]
+
+
+def commit() -> str:
+    """The checkout's commit (short hash) the figures were measured with, `?` outside git."""
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_DIR, capture_output=True, text=True)
+    return done.stdout.strip() or "?"
 
 
 def machine(spark: SparkSession | None = None) -> dict[str, Any]:

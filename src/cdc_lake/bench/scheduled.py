@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cdc_lake.bench.report import replace_section
+from cdc_lake.bench.report import commit, replace_section
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.formats import FORMATS
 
@@ -156,12 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
     result = measure(args.rounds)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_DIR, capture_output=True, text=True)
     result.update({
         "command": " ".join(["python -m cdc_lake.bench.scheduled", *(argv if argv is not None else sys.argv[1:])]),
         "started_at": started,
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "commit": commit.stdout.strip() or "?",
+        "commit": commit(),
     })
     write(result, Path(args.results), Path(args.report))
     print(render(result))
