@@ -444,6 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
     consume.add_argument("--kafka-option", action="append", metavar="KEY=VALUE", help="Kafka consumer setting")
     consume.set_defaults(func=_consume)
 
+    from cdc_lake.build_loop import add_subcommand as add_build
+
+    add_build(sub)
+
     from cdc_lake.generator import add_subcommand as add_generate
 
     add_generate(sub)

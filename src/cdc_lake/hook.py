@@ -14,6 +14,8 @@ import fcntl
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -37,13 +39,12 @@ def _dbt_target(argv: list[str]) -> str:
     return os.environ.get("DBT_TARGET") or os.environ.get("CDC_LAKE_TARGET") or "local"
 
 
-def dbt_turn(command: str) -> None:
-    """Wait until no other writing dbt command runs on this lake and schema; hold the turn until exit.
+def _take_turn(command: str) -> IO[str]:
+    """Wait until no other writing dbt command runs on this lake and schema; the open lock file.
 
     One line says who holds it. The lock is a `flock` on `$CDC_LAKE_DIR/dbt-<schema>.lock`, released
-    by the kernel when the process ends, however it ends.
+    when the file is closed or the process ends, however it ends.
     """
-    global _turn
     path = lake_dir() / f"dbt-{model_schema()}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open: it is the lock
@@ -59,7 +60,23 @@ def dbt_turn(command: str) -> None:
     handle.truncate()
     handle.write(f"dbt {command} (pid {os.getpid()}, since {time.strftime('%H:%M:%S')})\n")
     handle.flush()
-    _turn = handle
+    return handle
+
+
+def dbt_turn(command: str) -> None:
+    """The turn of a dbt command line, held until the process exits."""
+    global _turn
+    _turn = _take_turn(command)
+
+
+@contextmanager
+def lake_turn(command: str) -> Iterator[None]:
+    """The turn for one dbt command run in-process (`cdc-lake build`), given back when it ends."""
+    handle = _take_turn(command)
+    try:
+        yield
+    finally:
+        handle.close()
 
 
 def startup() -> None:

@@ -1,0 +1,160 @@
+"""`cdc-lake build`: `dbt build` on a schedule, in one process whose Spark session stays warm.
+
+A scheduler that starts `dbt build` from the command line every minute pays a new JVM each time,
+and a fresh JVM runs every node about twice as slowly as one that has built before (the JIT has
+not compiled Spark's and Iceberg's code yet): a 30,067-change increment took 165-176 s that way
+against 73-98 s in a warm session (docs/benchmarks.md, "Where an incremental build's time goes").
+`cdc-lake build --every 60` keeps one process: dbt runs in it (the `session` method reuses the
+process's Spark session), one build at a time, each taking the lake's dbt turn as a `dbt build` from
+the command line does (`cdc_lake.hook`), so an upkeep operation or an analyst's build between two
+scheduled builds waits its turn instead of committing over one.
+
+Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
+status and seconds). A failed build does not stop the schedule: the next one picks up what it
+left, as a scheduler's next run would. SIGTERM or Ctrl-C stops the schedule after the build under
+way (a second one ends the process at once). If Spark's JVM dies, the process exits with status 3
+for its service manager to start it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+EXIT_SPARK_GONE = 3
+TURN_GAP = 2.0  # seconds between two builds at least, even when one took longer than the interval
+
+
+class Schedule:
+    """Builds every `every` seconds (or once), logged; stopped between builds by a signal."""
+
+    def __init__(self, project_dir: Path, dbt_args: Sequence[str], every: float | None, times: int | None,
+                 log: Path | None, echo: Callable[[str], None] = print) -> None:
+        self.project_dir = project_dir
+        self.dbt_args = list(dbt_args)
+        self.every = every
+        self.times = times
+        self.log = log
+        self.echo = echo
+        self.stop = threading.Event()
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        if self.log is not None:
+            with open(self.log, "a", encoding="utf-8") as out:
+                out.write(json.dumps(entry) + "\n")
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.stop.is_set():  # the second signal: do not wait for the build under way
+            raise KeyboardInterrupt
+        self.stop.set()
+        self.echo("cdc-lake build: stopping after the build under way (again to stop now)")
+
+    def build_once(self, number: int) -> int:
+        """One `dbt build` in this process, in the lake's dbt turn; dbt's exit status (0, 1, 2)."""
+        from dbt.cli.main import dbtRunner
+
+        from cdc_lake.hook import lake_turn
+
+        started = time.time()
+        self._write({"event": "start", "build": number, "pid": os.getpid(), "at": started})
+        with lake_turn("build"):
+            cwd = os.getcwd()
+            os.chdir(self.project_dir)  # dbt writes target/ and logs/ into the project
+            try:
+                result = dbtRunner().invoke(["build", *self.dbt_args, "--project-dir", str(self.project_dir)])
+            finally:
+                os.chdir(cwd)
+        status = 0 if result.success else (2 if result.exception is not None else 1)
+        ended = time.time()
+        self._write({"event": "end", "build": number, "pid": os.getpid(), "at": ended, "status": status,
+                     "seconds": round(ended - started, 1)})
+        self.echo(f"cdc-lake build: build {number} {'done' if status == 0 else f'failed (status {status})'} "
+                  f"in {ended - started:.1f} s")
+        return status
+
+    def run(self) -> int:
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            number, status = 0, 0
+            while True:
+                began = time.monotonic()
+                number += 1
+                status = self.build_once(number)
+                if status != 0 and spark_is_gone():
+                    self.echo("cdc-lake build: Spark's JVM is gone; exiting for a restart")
+                    return EXIT_SPARK_GONE
+                if self.every is None or (self.times is not None and number >= self.times):
+                    return status
+                # a dbt command waiting for the turn (upkeep, an analyst's build) gets it in the gap
+                if self.stop.wait(max(TURN_GAP, self.every - (time.monotonic() - began))):
+                    return status
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def spark_is_gone() -> bool:
+    """True when this process's Spark session has stopped or its JVM no longer answers."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        return False  # never started (dbt failed before its first query): a new build starts one
+    try:
+        return bool(session.sparkContext._jsc.sc().isStopped())
+    except Exception:  # noqa: BLE001 - the gateway to a dead JVM fails in many ways
+        return True
+
+
+def main(args: argparse.Namespace) -> int:
+    """`cdc-lake build` (see the module docstring)."""
+    from cdc_lake.env import PROJECT_DIR
+
+    project_dir = Path(args.project_dir or (os.getcwd() if Path("dbt_project.yml").exists() else PROJECT_DIR))
+    dbt_args = list(args.dbt_args or [])
+    if dbt_args[:1] == ["--"]:
+        dbt_args = dbt_args[1:]
+    if args.every is not None and args.every <= 0:
+        print("cdc-lake build: --every takes a positive number of seconds", file=sys.stderr)
+        return 2
+    target = next((dbt_args[i + 1] for i, a in enumerate(dbt_args[:-1]) if a in ("--target", "-t")), "local")
+    if target == "local":
+        from cdc_lake.spark import get_spark
+
+        # dbt's session method takes this session. Iceberg's catalog caches each table it loaded
+        # (refreshed only after 30 s without a use), so a session that lives across builds would
+        # keep reading the snapshot it first saw while other processes land, compact and expire:
+        # every build here loads the tables' current state.
+        get_spark("cdc-lake build", {"spark.sql.catalog.spark_catalog.cache-enabled": "false"})
+    log = Path(args.log) if args.log else None
+    return Schedule(project_dir, dbt_args, args.every, args.times, log).run()
+
+
+def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register `build` on the `cdc-lake` subparsers."""
+    parser = sub.add_parser(
+        "build",
+        help="dbt build, once or on a schedule, in one process whose Spark session stays warm",
+        description=(
+            "Run `dbt build` in this process: once, or with --every S again S seconds after each "
+            "start (at once when a build took longer), until SIGTERM/Ctrl-C (after the build under "
+            "way) or --times N builds. Later builds reuse the process's Spark session, warm, so a "
+            "schedule pays for the data, not for a JVM start. Each build takes the lake's dbt turn. "
+            "Arguments after `--` go to dbt build (e.g. -- --select cdc_history+)."
+        ),
+    )
+    parser.add_argument("--every", type=float, metavar="S", help="seconds between build starts (default: once)")
+    parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
+    parser.add_argument("--log", metavar="FILE", help="append each build's start and end as JSON lines")
+    parser.add_argument("--project-dir", help="the dbt project (default: this folder if it has one, else the checkout)")
+    parser.add_argument("dbt_args", nargs=argparse.REMAINDER, help="dbt build's own arguments, after --")
+    parser.set_defaults(func=main)
