@@ -615,6 +615,7 @@ def summarize(soak: Soak, result: dict[str, Any], command: str) -> dict[str, Any
         "command": command,
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "seed": soak.seed, "faults": soak.faults, "duration_seconds": soak.duration, "rate": soak.rate,
+        "build_interval": soak.build_interval,
         "changes": soak.changes,
         "produced_records": soak.produced, "landed_records": result["landed"], "rejected": result["rejected"],
         # change records of every format landed per second of production
@@ -669,7 +670,8 @@ def render(summary: dict[str, Any], plot_name: str | None) -> str:
         f"{summary['changes']:,} simulated changes, each written by every format ({summary['produced_records']:,} "
         f"Kafka records with the duplicates, control records and injected malformed ones; RATE counts the formats' "
         f"change records together), produced over {summary['duration_seconds']:.0f} s "
-        f"into a local broker; `cdc-lake consume --follow`; a `dbt build` loop; `cdc_compact` and "
+        f"into a local broker; `cdc-lake consume --follow`; `cdc-lake build --every "
+        f"{summary.get('build_interval', 60):.0f}`; `cdc_compact` and "
         f"`cdc_expire_snapshots` on a schedule; faults from the schedule of seed {summary['seed']}.",
         "",
         "| measure | value |",

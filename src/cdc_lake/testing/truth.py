@@ -82,9 +82,12 @@ class Truth:
     def expected_history(self, fmt: str) -> list[tuple]:
         tables = self.carried_by(fmt)
         return sorted(
-            (v["database"], v["table"], row_key(v["key"]), self.normal(v["database"], v["table"], v["image"]),
-             v["valid_from"], v["valid_to"], v["closed_by_delete"], v.get("row_count", 1))
-            for v in self.history if (v["database"], v["table"]) in tables
+            (
+                (v["database"], v["table"], row_key(v["key"]), self.normal(v["database"], v["table"], v["image"]),
+                 v["valid_from"], v["valid_to"], v["closed_by_delete"], v.get("row_count", 1))
+                for v in self.history if (v["database"], v["table"]) in tables
+            ),
+            key=none_first,
         )
 
 
@@ -110,11 +113,20 @@ def actual_history(lake: Lake, truth: Truth, fmt: str) -> list[tuple]:
         f"row_count from {{schema}}.cdc_history where source_format = '{fmt}'"
     )
     return sorted(
-        (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"]),
-         text_ts(r["valid_from"]), text_ts(r["valid_to"]), r["closed_by_delete"], r["row_count"])
-        for r in rows
-        for db, table in [(r["database_name"], r["table_name"])]
+        (
+            (db, table, KEYLESS if r["is_keyless"] else r["row_key"], truth.normal(db, table, r["image"]),
+             text_ts(r["valid_from"]), text_ts(r["valid_to"]), r["closed_by_delete"], r["row_count"])
+            for r in rows
+            for db, table in [(r["database_name"], r["table_name"])]
+        ),
+        key=none_first,
     )
+
+
+def none_first(row: tuple) -> list[tuple[bool, str]]:
+    """A sort key for rows whose values may be None (two versions that differ only in a None
+    value would not compare otherwise)."""
+    return [(value is not None, str(value)) for value in row]
 
 
 def land_all(lake: Lake, out: Path, batch: int | None = None) -> None:
@@ -128,7 +140,14 @@ def land_all(lake: Lake, out: Path, batch: int | None = None) -> None:
 def check_against_truth(lake: Lake, truth: Truth) -> None:
     for fmt in FORMATS:
         assert actual_current(lake, truth, fmt) == truth.expected_current(fmt), fmt
-        assert actual_history(lake, truth, fmt) == truth.expected_history(fmt), fmt
+        actual, expected = actual_history(lake, truth, fmt), truth.expected_history(fmt)
+        if actual != expected:
+            extra, missing = Counter(actual) - Counter(expected), Counter(expected) - Counter(actual)
+            raise AssertionError(
+                f"{fmt}: cdc_history differs from the truth: {sum(extra.values())} versions not in it, e.g. "
+                f"{sorted(extra, key=none_first)[:3]}; {sum(missing.values())} missing, e.g. "
+                f"{sorted(missing, key=none_first)[:3]}"
+            )
 
 
 def check_changelog_against_truth(lake: Lake, truth: Truth) -> None:
