@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.testing.harness import private_lake_env, run_checked
 
 pytestmark = pytest.mark.integration
 
@@ -29,16 +30,6 @@ for (offset,) in get_spark("count").sql("select distinct kafka_offset from cdc_l
 """
 
 
-def lake_env(lake_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CDC_LAKE")}
-    env.update(CDC_LAKE_DIR=str(lake_dir), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    return env
-
-
-def run(args: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(args, env=env, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
 
 
 def entries(log: Path) -> list[dict]:
@@ -53,14 +44,14 @@ def wait_for(condition, what: str, timeout: float = 600) -> None:  # type: ignor
 
 
 def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_path: Path) -> None:
-    env = lake_env(tmp_path / "lake")
+    env = private_lake_env(tmp_path / "lake")
     log = tmp_path / "builds.jsonl"
     # the demo's Canal records (one topic and partition) in two landings: offsets 0-4, then 5-8
     records = (PROJECT_DIR / "demo" / "canal_flat.jsonl").read_text().splitlines(keepends=True)
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     first.write_text("".join(records[:5]))
     second.write_text("".join(records[5:]))
-    run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(first)], env)
+    run_checked([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(first)], env)
     output_file = tmp_path / "schedule.out"  # a file, not a pipe nobody reads while it builds
     with open(output_file, "w") as output_sink:
         schedule = subprocess.Popen(  # the test's own process: killed below whatever happens
@@ -70,10 +61,10 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
     try:
         wait_for(lambda: any(e["event"] == "end" for e in entries(log)), "the first build")
         # a landing made now can only be built by a later build of the same process
-        run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(second)], env)
+        run_checked([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(second)], env)
         built = len([e for e in entries(log) if e["event"] == "start"])
         # the turn is given back between builds: a writing dbt command line gets it
-        run([str(BIN / "dbt"), "seed", "--select", "tag:no_such_tag"], env)
+        run_checked([str(BIN / "dbt"), "seed", "--select", "tag:no_such_tag"], env)
         wait_for(lambda: sum(e["event"] == "end" for e in entries(log)) > built, "a build after the landing")
         wait_for(lambda: entries(log)[-1]["event"] == "start", "a build under way")
         schedule.send_signal(signal.SIGTERM)
@@ -91,6 +82,6 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
     assert starts == [e["build"] for e in ends] == list(range(1, len(starts) + 1))
     assert all(e["status"] == 0 for e in ends), ends
     assert len({e["pid"] for e in log_entries}) == 1  # one process, one JVM, for every build
-    counts = run([str(BIN / "python"), "-c", COUNT], env)
+    counts = run_checked([str(BIN / "python"), "-c", COUNT], env)
     offsets = sorted(int(line.split()[1]) for line in counts.splitlines() if line.startswith("OFFSET "))
     assert offsets and offsets[0] < 5 <= offsets[-1], offsets  # both landings are in the change log

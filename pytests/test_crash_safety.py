@@ -20,7 +20,7 @@ import pytest
 
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.testing.conformance import CONFORMANCE
-from cdc_lake.testing.harness import kcat_lines
+from cdc_lake.testing.harness import kcat_lines, private_lake_env, run_checked
 
 pytestmark = pytest.mark.integration
 
@@ -41,16 +41,6 @@ print("DUMP " + json.dumps(out))
 """
 
 
-def lake_env(lake_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CDC_LAKE")}
-    env.update(CDC_LAKE_DIR=str(lake_dir), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    return env
-
-
-def run(args: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(args, env=env, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
 
 
 def flink_sample(folder: Path) -> Path:
@@ -63,12 +53,12 @@ def flink_sample(folder: Path) -> Path:
 
 
 def land_inputs(env: dict[str, str], sample: Path) -> None:
-    run([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(PROJECT_DIR / "demo" / "canal_flat.jsonl"),
-         str(sample)], env)
+    demo = PROJECT_DIR / "demo" / "canal_flat.jsonl"
+    run_checked([str(BIN / "cdc-lake"), "land", "--format", "canal_flat", str(demo), str(sample)], env)
 
 
 def dump(env: dict[str, str]) -> dict[str, list[str]]:
-    out = run([str(BIN / "python"), "-c", DUMP, *MODELS], env)
+    out = run_checked([str(BIN / "python"), "-c", DUMP, *MODELS], env)
     return json.loads(out.split("DUMP ", 1)[1])
 
 
@@ -96,15 +86,15 @@ def build_killed_during(model: str, env: dict[str, str]) -> None:
 @pytest.mark.parametrize("victim", ["cdc_history"])
 def test_killed_build_then_rerun_equals_uninterrupted_run(tmp_path, victim):
     sample = flink_sample(tmp_path)
-    reference_env = lake_env(tmp_path / "reference")
+    reference_env = private_lake_env(tmp_path / "reference")
     land_inputs(reference_env, sample)
-    run([str(BIN / "dbt"), "build"], reference_env)
+    run_checked([str(BIN / "dbt"), "build"], reference_env)
     reference = dump(reference_env)
     assert len(reference["cdc_changelog"]) == 30
 
-    crashed_env = lake_env(tmp_path / "crashed")
+    crashed_env = private_lake_env(tmp_path / "crashed")
     land_inputs(crashed_env, sample)
     build_killed_during("cdc_changelog", crashed_env)
     build_killed_during(victim, crashed_env)
-    run([str(BIN / "dbt"), "build"], crashed_env)
+    run_checked([str(BIN / "dbt"), "build"], crashed_env)
     assert dump(crashed_env) == reference

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +31,21 @@ if TYPE_CHECKING:
 
 # What a copy of the dbt project needs (see `copy_project`).
 PROJECT_PARTS = ["dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "tests", "docs"]
+
+
+def private_lake_env(lake_dir: Path) -> dict[str, str]:
+    """This process's environment for commands on a lake of their own: no CDC_LAKE_* setting of
+    the caller's (schema, metastore address) carried over."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CDC_LAKE")}
+    env.update(CDC_LAKE_DIR=str(lake_dir), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    return env
+
+
+def run_checked(args: Sequence[str], env: dict[str, str]) -> str:
+    """Run a command line in the project folder; its stdout, or an assertion error with its output."""
+    done = subprocess.run(list(args), env=env, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
 
 
 def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = True) -> Any:
