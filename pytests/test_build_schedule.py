@@ -55,9 +55,7 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
     output_file = tmp_path / "schedule.out"  # a file, not a pipe nobody reads while it builds
     with open(output_file, "w") as output_sink:
         schedule = subprocess.Popen(  # the test's own process: killed below whatever happens
-            # the change log and what it reads (arguments after -- go to dbt): enough to show the
-            # landings, less to build than the whole project
-            [str(BIN / "cdc-lake"), "build", "--every", "1", "--log", str(log), "--", "--select", "+cdc_changelog"],
+            [str(BIN / "cdc-lake"), "build", "--every", "1", "--log", str(log)],
             env=env, cwd=PROJECT_DIR, stdout=output_sink, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
