@@ -131,10 +131,12 @@ def main(args: argparse.Namespace) -> int:
         from cdc_lake.spark import get_spark
 
         # dbt's session method takes this session. Iceberg's catalog caches each table it loaded
-        # (refreshed only after 30 s without a use), so a session that lives across builds would
-        # keep reading the snapshot it first saw while other processes land, compact and expire:
-        # every build here loads the tables' current state.
-        get_spark("cdc-lake build", {"spark.sql.catalog.spark_catalog.cache-enabled": "false"})
+        # (by default until 30 s without a use), so a session that lives across builds would keep
+        # reading the snapshot it first saw while other processes land, compact and expire. A 1 s
+        # expiry: entries lapse in the gap between two builds (TURN_GAP), while the references to
+        # one table within a statement still resolve to one snapshot (with no cache at all, two
+        # references could straddle a landing's commit).
+        get_spark("cdc-lake build", {"spark.sql.catalog.spark_catalog.cache.expiration-interval-ms": "1000"})
     log = Path(args.log) if args.log else None
     return Schedule(project_dir, dbt_args, args.every, args.times, log).run()
 
