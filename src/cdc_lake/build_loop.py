@@ -118,6 +118,7 @@ def spark_is_gone() -> bool:
 def main(args: argparse.Namespace) -> int:
     """`cdc-lake build` (see the module docstring)."""
     from cdc_lake.env import PROJECT_DIR
+    from cdc_lake.hook import dbt_target
 
     project_dir = Path(args.project_dir or (os.getcwd() if Path("dbt_project.yml").exists() else PROJECT_DIR))
     dbt_args = list(args.dbt_args or [])
@@ -126,8 +127,7 @@ def main(args: argparse.Namespace) -> int:
     if args.every is not None and args.every <= 0:
         print("cdc-lake build: --every takes a positive number of seconds", file=sys.stderr)
         return 2
-    target = next((dbt_args[i + 1] for i, a in enumerate(dbt_args[:-1]) if a in ("--target", "-t")), "local")
-    if target == "local":
+    if dbt_target(dbt_args) == "local":
         from cdc_lake.spark import get_spark
 
         # dbt's session method takes this session. Iceberg's catalog caches each table it loaded

@@ -30,7 +30,7 @@ _turn: IO[str] | None = None  # held for the life of the process
 _started = False
 
 
-def _dbt_target(argv: list[str]) -> str:
+def dbt_target(argv: list[str]) -> str:
     for i, arg in enumerate(argv):
         if arg in ("--target", "-t") and i + 1 < len(argv):
             return argv[i + 1]
@@ -94,7 +94,7 @@ def startup() -> None:
     command = next((arg for arg in argv[1:] if not arg.startswith("-")), "")
     if program not in _LAKE_PROGRAMS or command in _NO_LAKE or {"--help", "--version"} & set(argv):
         return
-    if program == "dbt" and _dbt_target(argv) != "local":
+    if program == "dbt" and dbt_target(argv) != "local":
         return
     try:
         from cdc_lake.servers.metastore import ensure_local_metastore
