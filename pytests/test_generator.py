@@ -22,7 +22,7 @@ import pytest
 from cdc_lake.cli import main
 from cdc_lake.formats import FORMATS
 from cdc_lake.generator import Options, generate
-from cdc_lake.landing import parse_kcat_line
+from cdc_lake.kcat import parse_kcat_line
 
 CHANGES = 1500
 KCAT_KEYS = ["topic", "partition", "offset", "tstype", "ts", "broker", "key", "payload"]

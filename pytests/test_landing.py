@@ -8,7 +8,8 @@ import json
 import pytest
 
 from cdc_lake.cli import EXIT_BAD_LINES, main
-from cdc_lake.landing import parse_kcat_line
+from cdc_lake.kcat import parse_kcat_line
+from cdc_lake.landing import land
 from cdc_lake.testing.harness import kcat_lines
 
 
@@ -117,3 +118,85 @@ def test_unknown_format_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["land", "--format", "maxwell", "x.jsonl"])
     assert exc.value.code == 2
+
+
+# Lines on which Spark's JSON parse and `parse_kcat_line` could disagree: the Spark read must land
+# exactly what the Python reference lands and report the same bad lines, at the same line numbers.
+TRICKY_LINES = [
+    b'{"topic":"t","partition":0,"offset":1,"ts":1700000000000,"key":"k","payload":"plain"}',
+    b'{"topic":"t","partition":0,"offset":2,"headers":["h1","v1","h2",null],"key":null,"payload":"with headers"}',
+    b'{"topic":"t","partition":0,"offset":3,"headers":["odd"],"payload":"odd headers"}',
+    b'{"topic":"t","partition":0,"offset":4,"headers":{"a":1},"payload":"headers not a list"}',
+    b'{"topic":"t","partition":0,"offset":5,"payload":"lone surrogate a\\ud800b"}',
+    b'{"topic":"t","partition":0,"offset":6,"payload":"invalid bytes a\xff\xfeb"}',
+    b'{"topic":"t","partition":0,"offset":7,"payload":"truncated a\xe2\x82b"}',
+    b'{"topic":"t","partition":0,"offset":8,"payload":"pair \\ud83d\\ude00 \xc3\xa9 and a real \xef\xbf\xbd"}',
+    b'{"topic":"t","partition":0,"offset":9,"payload":{"x": 1.5e20, "y":[1,2]}}',
+    b'{"topic":"t","partition":0,"offset":10,"payload":NaN}',
+    b'{"topic":"t","partition":0,"offset":11,"payload":"x"} trailing text',
+    b'{"topic":"t","partition":0,"offset":12,"payload":"first"}{"topic":"t","partition":0,"offset":13,"payload":"2nd"}',
+    b'[{"topic":"t","partition":0,"offset":14,"payload":"in an array"}]',
+    b'{"topic":"t","partition":"0","offset":15,"payload":"partition as text"}',
+    b'{"topic":"t","partition":0.0,"offset":16,"payload":"partition as float"}',
+    b'{"topic":"t","partition":0,"offset":-17,"payload":"negative offset"}',
+    b'{"topic":"t","partition":0,"offset":18,"ts":"soon","payload":"ts as text"}',
+    b"{'topic':'t','partition':0,'offset':19,'payload':'single quotes'}",
+    b'{"topic":7,"partition":0,"offset":20,"payload":"topic a number"}',
+    b'{"topic":"","partition":0,"offset":21,"payload":"empty topic"}',
+    b'   {"topic":"t","partition":0,"offset":22,"payload":"spaces around"}   ',
+    b'{"topic":"t","partition":0,"offset":23,"payload":"tab\tinside"}',
+    b'{"topic":"t","partition":0,"offset":24,"key":true,"payload":"key not a string"}',
+    b'{"topic":"t","partition":0,"offset":25,"payload":"a question? and \\u00e9\\/"}',
+    b'{"topic":"t","partition":0,"offset":26,"payload":"x",}',
+    b"",
+    b"   ",
+    b"not json at all",
+    b'{"topic":"t","partition":0,"offset":1,"payload":"offset 1 again: the first wins"}',
+    b'{"topic":"t","partition":0,"offset":27,"payload":"crlf line end"}\r',
+    b'{"topic":"t","partition":0,"offset":28,"payload":null}',
+]
+
+
+def _python_reference(paths: list[str]) -> tuple[set[tuple], list[tuple]]:
+    from cdc_lake.kcat import read_records
+    from cdc_lake.landing import LandingReport
+
+    report = LandingReport("debezium")
+    first: dict[tuple, tuple] = {}
+    for r in read_records(paths, report):
+        coordinates = (r["kafka_topic"], r["kafka_partition"], r["kafka_offset"])
+        headers = None if r["kafka_headers"] is None else tuple((h["key"], h["value"]) for h in r["kafka_headers"])
+        record = (*coordinates, r["kafka_timestamp_ms"], r["kafka_key"], r["kafka_value"], headers)
+        first.setdefault(coordinates, record)
+    return set(first.values()), [(b.source, b.line_no, b.reason) for b in report.bad_lines]
+
+
+@pytest.mark.parametrize("split_bytes", [None, 400], ids=["one split", "many splits"])
+def test_spark_read_lands_what_the_python_reference_lands(lake, tmp_path, split_bytes):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_bytes(b"\n".join(TRICKY_LINES) + b"\n")
+    # a second file: its lines are numbered from 1 again, and its offsets follow the first's
+    second.write_bytes(b"\n".join([b"oops", TRICKY_LINES[0].replace(b'"offset":1,', b'"offset":99,')]))
+    paths = [str(first), str(second)]
+    expected_rows, expected_bad = _python_reference(paths)
+    lake._activate()
+    spark = lake.spark
+    table = f"{lake.raw_schema}.raw_debezium"
+    spark.sql(f"drop table if exists {table}")
+    if split_bytes:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", str(split_bytes))
+    try:
+        report = land(spark, "debezium", paths)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    rows = {
+        (r.kafka_topic, r.kafka_partition, r.kafka_offset,
+         None if r.kafka_timestamp is None else int(r.kafka_timestamp.timestamp() * 1000),
+         r.kafka_key, r.kafka_value,
+         None if r.kafka_headers is None else tuple((h.key, h.value) for h in r.kafka_headers))
+        for r in spark.sql(f"select * from {table}").collect()
+    }
+    assert rows == expected_rows
+    assert [(b.source, b.line_no, b.reason) for b in report.bad_lines] == expected_bad
+    assert report.lines_read == len(TRICKY_LINES) + 2
+    assert report.records_landed == len(expected_rows)

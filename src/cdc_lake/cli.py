@@ -48,7 +48,7 @@ def _land(args: argparse.Namespace) -> int:
         for path in missing:
             print(f"cdc-lake land: no such file: {path}", file=sys.stderr)
         return 2
-    from cdc_lake.landing import peek_values
+    from cdc_lake.kcat import peek_values
     from cdc_lake.sniff import sample_values
 
     wrong = False

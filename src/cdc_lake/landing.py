@@ -20,8 +20,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
-import sys
 import tempfile
 import time
 import uuid
@@ -33,17 +31,16 @@ from typing import IO, TYPE_CHECKING, Any
 
 from cdc_lake.env import lake_dir
 from cdc_lake.formats import FORMATS
+from cdc_lake.kcat import BadLine, read_records, spark_records
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "LandingReport", "Selection", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql",
     "raw_table", "sql_string", "unland",
 ]
-
-PROGRESS_EVERY = 100_000
 
 # The raw table of every format (the dbt macro create_raw_tables creates the same table;
 # test_project_rules checks that the two agree).
@@ -83,13 +80,6 @@ def raw_table(fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     return qualified_name(raw_schema(), f"raw_{fmt}")
-
-
-@dataclass
-class BadLine:
-    source: str
-    line_no: int
-    reason: str
 
 
 @dataclass
@@ -136,161 +126,6 @@ class Conflict:
             f"{self.topic} partition {self.partition} offset {self.offset}: landed at {self.landed_at} "
             "with another key or value"
         )
-
-
-# Kafka values are bytes; a kcat line is read with errors="surrogateescape", so bytes that are not
-# UTF-8 arrive as lone surrogates U+DC80..U+DCFF, and a JSON escape such as \ud800 as a lone
-# surrogate too. Neither can be stored as UTF-8 text (Spark's reader rejects the whole batch): each
-# becomes U+FFFD, one per byte or escape, as `sql_string` does on the thrift path.
-_SURROGATES = re.compile(r"[\ud800-\udfff]")
-
-
-def _as_text(value: Any) -> str | None:
-    """kcat prints key and payload as JSON strings; anything else is kept as its JSON text."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _SURROGATES.sub("\ufffd", value)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def parse_kcat_line(line: str) -> dict[str, Any]:
-    """One `kcat -J` line to a raw record; raises ValueError with the reason if it is not one."""
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")
-    if not isinstance(obj.get("topic"), str) or not obj["topic"]:
-        # the usual cause: a dump of bare values (kcat without -J), or a file of messages
-        raise ValueError(
-            "missing topic: not a kcat -J line (dump with `kcat -C -J`, or land plain message values with --raw-values)"
-        )
-    if not _is_int(obj.get("partition")) or obj["partition"] < 0:
-        raise ValueError("missing or invalid partition")
-    if not _is_int(obj.get("offset")) or obj["offset"] < 0:
-        raise ValueError("missing or invalid offset")
-    ts = obj.get("ts")
-    headers = obj.get("headers")
-    # kcat -J prints headers as a flat list: key, value, key, value, ...
-    if isinstance(headers, list) and len(headers) % 2 == 0:
-        header_pairs = [
-            {"key": _as_text(k), "value": _as_text(v)} for k, v in zip(headers[::2], headers[1::2], strict=True)
-        ]
-    else:
-        header_pairs = None
-    return {
-        "kafka_topic": _as_text(obj["topic"]),
-        "kafka_partition": obj["partition"],
-        "kafka_offset": obj["offset"],
-        "kafka_timestamp_ms": ts if _is_int(ts) else None,
-        "kafka_key": _as_text(obj.get("key")),
-        "kafka_value": _as_text(obj.get("payload")),
-        "kafka_headers": header_pairs,
-    }
-
-
-# Lines of standard input read ahead by `peek_values` (the format check runs before landing
-# reads the input, and a pipe cannot be read twice); `_open_lines` gives them back first.
-_stdin_head: list[str] = []
-
-
-def _open_lines(path: str) -> Iterator[str]:
-    if path == "-":
-        while _stdin_head:
-            yield _stdin_head.pop(0)
-        yield from sys.stdin
-        return
-    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-        yield from handle
-
-
-def _head_lines(path: str, limit: int) -> list[str]:
-    if path == "-":
-        while len(_stdin_head) < limit:
-            line = sys.stdin.readline()
-            if not line:
-                break
-            _stdin_head.append(line)
-        return _stdin_head[:limit]
-    lines = []
-    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-        for line in handle:
-            lines.append(line)
-            if len(lines) >= limit:
-                break
-    return lines
-
-
-def peek_values(paths: Iterable[str], raw_values: bool = False, lines_per_file: int = 200) -> Iterator[
-    tuple[str, int, str | None]
-]:
-    """(source, line number, Kafka value) of the first lines of every file, without landing them
-    or using up standard input; lines that are no record are skipped (landing reports them)."""
-    for path in paths:
-        source = "<stdin>" if path == "-" else path
-        for line_no, line in enumerate(_head_lines(path, lines_per_file), start=1):
-            text = line.rstrip("\r\n")
-            if not text.strip():
-                continue
-            if raw_values:
-                yield source, line_no, _as_text(text)
-                continue
-            try:
-                yield source, line_no, parse_kcat_line(text)["kafka_value"]
-            except ValueError:
-                continue
-
-
-def read_records(
-    paths: Iterable[str],
-    report: LandingReport,
-    raw_values: bool = False,
-    topic: str | None = None,
-    partition: int = 0,
-    progress: IO[str] | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Yield valid raw records from the files; bad lines go to `report.bad_lines`.
-
-    With `raw_values`, every non-empty line is a bare Kafka value (as in test corpora): it is
-    wrapped as a record of `topic` (default: the file name without extension), `partition`, and
-    offset = line number - 1, so landing the same file twice stays idempotent.
-    """
-    started = time.monotonic()
-    for path in paths:
-        source = "<stdin>" if path == "-" else path
-        wrap_topic = topic or ("stdin" if path == "-" else Path(path).stem)
-        for line_no, line in enumerate(_open_lines(path), start=1):
-            report.lines_read += 1
-            if progress is not None and report.lines_read % PROGRESS_EVERY == 0:
-                rate = report.lines_read / max(time.monotonic() - started, 1e-9)
-                print(f"  ... {report.lines_read:,} lines ({rate:,.0f}/s)", file=progress, flush=True)
-            text = line.rstrip("\r\n")
-            if not text.strip():
-                continue
-            if raw_values:
-                record = {
-                    "kafka_topic": wrap_topic,
-                    "kafka_partition": partition,
-                    "kafka_offset": line_no - 1,
-                    "kafka_timestamp_ms": None,
-                    "kafka_key": None,
-                    "kafka_value": _as_text(text),
-                    "kafka_headers": None,
-                }
-            else:
-                try:
-                    record = parse_kcat_line(text)
-                except ValueError as exc:
-                    report.bad_lines.append(BadLine(source, line_no, str(exc)))
-                    continue
-            report.records_valid += 1
-            yield record
 
 
 # Columns added after the first lakes were landed: a raw table without them gets them, null for
@@ -420,14 +255,16 @@ def merge_batch_sql(
 CONFLICT_SAMPLES = 20
 
 
-def conflicts_sql(table: str, batch: str, lo: int, hi: int, incarnation: int = 0) -> str:
+def conflicts_sql(
+    table: str, batch: str, lo: int, hi: int, incarnation: int = 0, unique_coordinates: bool = False
+) -> str:
     """Records of `batch` whose coordinates `table` already holds with another key or value (the
     MERGE skips them), the first CONFLICT_SAMPLES of them with their total count, and the highest
     incarnation of each topic landed so far."""
     return f"""
         with conflicts as (
             select s.kafka_topic, s.kafka_partition, s.kafka_offset, t.landed_at
-            from {_first_occurrences(batch)} as s
+            from {_first_occurrences(batch, unique_coordinates)} as s
             inner join {table} as t
                 on {_same_record(lo, hi, incarnation)}
             where not (s.kafka_value <=> t.kafka_value and s.kafka_key <=> t.kafka_key)
@@ -467,22 +304,27 @@ def merge_batch(
     report: LandingReport | None = None,
     unique_coordinates: bool = False,
     incarnation: int = 0,
+    bounds: tuple[int, int] | None = None,
 ) -> int:
     """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
     how many records were new. With a `report`, records that conflict with landed ones are
     counted in it first, and the batch lands as `report.incarnation` of its topics (else as
-    `incarnation`). `unique_coordinates`: the view holds each (topic, partition, offset) at most once."""
+    `incarnation`). `unique_coordinates`: the view holds each (topic, partition, offset) at most once.
+    `bounds`: the view's lowest and highest offset, when the caller knows them."""
     table = raw_table(fmt)
     incarnation = report.incarnation if report is not None else incarnation
-    bounds = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
-    if bounds is None or bounds.lo is None:
-        return 0
+    if bounds is None:
+        row = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
+        if row is None or row.lo is None:
+            return 0
+        bounds = (int(row.lo), int(row.hi))
+    lo, hi = bounds
     if report is not None:
-        conflicts = spark.sql(conflicts_sql(table, batch_view, bounds.lo, bounds.hi, incarnation)).collect()
+        conflicts = spark.sql(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates)).collect()
         _read_conflicts(conflicts, report)
     with landing_sequence() as landing_seq:
         spark.sql(
-            merge_batch_sql(table, batch_view, landing_seq, bounds.lo, bounds.hi, incarnation, unique_coordinates)
+            merge_batch_sql(table, batch_view, landing_seq, lo, hi, incarnation, unique_coordinates)
         )
     # rows of this commit: the landing sequence is the commit's own
     row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
@@ -500,16 +342,31 @@ def land(
     incarnation: int = 0,
 ) -> LandingReport:
     """Append the records of `paths` to the raw table of `fmt`, skipping those already landed;
-    `incarnation` > 0 lands a topic deleted and created again (see `kafka_topic_incarnation`)."""
-    from pyspark.sql import functions as F
-
+    `incarnation` > 0 lands a topic deleted and created again (see `kafka_topic_incarnation`).
+    kcat dumps are read by Spark (`kcat.spark_records`); `raw_values` corpora line by line."""
     report = LandingReport(fmt, incarnation=incarnation)
     started = time.monotonic()
     ensure_raw_table(spark, fmt)
+    if raw_values:
+        _land_lines(spark, fmt, read_records(paths, report, raw_values, topic, partition, progress), report)
+    else:
+        with spark_records(spark, paths, report) as records:
+            if records is not None:
+                report.records_landed = _merge_frame(
+                    spark, fmt, records.frame, report, (records.lo, records.hi), records.unique_coordinates
+                )
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _land_lines(spark: SparkSession, fmt: str, records: Iterable[dict[str, Any]], report: LandingReport) -> None:
+    """Land records parsed in Python, through a file Spark reads (in file order: `batch_order`)."""
+    from pyspark.sql import functions as F
+
     with tempfile.TemporaryDirectory(prefix="cdc_lake_land_") as tmp:
         batch_file = Path(tmp) / "batch.jsonl"
         with batch_file.open("w", encoding="utf-8", errors="surrogateescape") as out:
-            for record in read_records(paths, report, raw_values, topic, partition, progress):
+            for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         if report.records_valid:
             batch = (
@@ -528,16 +385,25 @@ def land(
                     F.monotonically_increasing_id().alias("batch_order"),
                 )
             )
-            name = f"cdc_lake_landing_{fmt}_{uuid.uuid4().hex}"  # landers may run side by side
-            # a global temp view: a session's local temp views show in every schema's table list,
-            # which a dbt build running at the same time reads
-            batch.createOrReplaceGlobalTempView(name)
-            try:
-                report.records_landed = merge_batch(spark, fmt, f"global_temp.{name}", report)
-            finally:
-                spark.catalog.dropGlobalTempView(name)
-    report.seconds = time.monotonic() - started
-    return report
+            report.records_landed = _merge_frame(spark, fmt, batch, report)
+
+
+def _merge_frame(
+    spark: SparkSession,
+    fmt: str,
+    batch: DataFrame,
+    report: LandingReport,
+    bounds: tuple[int, int] | None = None,
+    unique_coordinates: bool = False,
+) -> int:
+    """`merge_batch` of a DataFrame, through a global temp view: a session's local temp views show
+    in every schema's table list, which a dbt build running at the same time reads."""
+    name = f"cdc_lake_landing_{fmt}_{uuid.uuid4().hex}"  # landers may run side by side
+    batch.createOrReplaceGlobalTempView(name)
+    try:
+        return merge_batch(spark, fmt, f"global_temp.{name}", report, unique_coordinates, bounds=bounds)
+    finally:
+        spark.catalog.dropGlobalTempView(name)
 
 
 @dataclass

@@ -281,7 +281,7 @@ def produce_dump(bootstrap: str, paths: list[Path], create_topics: bool = True) 
 
 def read_dump(paths: list[Path]) -> list[dict[str, Any]]:
     """The records of `kcat -C -J` dumps, in file order."""
-    from cdc_lake.landing import parse_kcat_line
+    from cdc_lake.kcat import parse_kcat_line
 
     records = []
     for path in paths:
