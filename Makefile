@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-increment bench-verify soak soak-ci clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-increment bench-verify bench-land soak soak-ci clean-lake clean
 
 setup: $(STAMP)
 
@@ -140,6 +140,11 @@ bench-scheduled: $(STAMP)
 # (src/cdc_lake/bench/increment.py).
 bench-increment: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.increment --cold $(BENCH_INCREMENT_ARGS)
+
+# Landing kcat files (`cdc-lake land`) against a bare Spark read and a bare Iceberg append of the
+# same files, 1M changes (src/cdc_lake/bench/file_landing.py): 15 minutes here.
+bench-land: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.file_landing $(BENCH_LAND_ARGS)
 
 # `cdc-lake verify` of a 1M-row table against count(*) and one full scan of each side, and 10
 # differing rows found by key, on a MariaDB server and a lake of its own (src/cdc_lake/bench/verify.py).

@@ -53,12 +53,14 @@ class Cluster:
     work: Path
     durations: dict[str, float] = field(default_factory=dict)
 
-    def run(self, *args: str, timeout: float, step: str | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self, *args: str, timeout: float, step: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         """Run a command of the venv against the cluster; fail with its output if it fails."""
         began = time.monotonic()
         proc = subprocess.run(
             [str(BIN / args[0]), *args[1:]],
-            env=self.env,
+            env=env or self.env,
             cwd=PROJECT_DIR,
             capture_output=True,
             text=True,
@@ -210,5 +212,67 @@ def test_cluster_builds_what_the_embedded_target_builds(cluster, lake):
             assert on_cluster == embedded, f"{model} differs between the thrift and the local target"
             if model in ("cdc_current", "cdc_history"):
                 assert len(embedded) > 0
+    finally:
+        conn.close()
+
+
+def test_consume_on_the_cluster_survives_kill_9_and_lands_every_record_once(cluster, kafka_broker):
+    """`cdc-lake consume --cluster`: the Kafka read and the MERGEs run on the cluster's executors,
+    beside the Thrift Server's, in the cluster's lake. Killed with SIGKILL after its first batches
+    and run again, it lands every offset once, and the Thrift Server reads what it landed."""
+    import json
+    import signal
+    import urllib.request
+
+    from cdc_lake.servers.kafka_broker import produce_dump
+    from cdc_lake.thrift import ThriftTarget, connect
+
+    topic = "cluster.records"
+    kafka_broker.create_topic(topic, partitions=3)
+    dump = cluster.work / "kafka_records.jsonl"
+    dump.write_text("".join(
+        json.dumps({"topic": topic, "partition": i % 3, "offset": i // 3, "ts": 1_700_000_000_000 + i,
+                    "key": json.dumps({"id": i}), "payload": json.dumps({"n": i})}) + "\n"
+        for i in range(3000)
+    ))
+    sent = produce_dump(kafka_broker.bootstrap, [dump], create_topics=False)
+    raw_schema = f"{cluster.env['CDC_LAKE_RAW_SCHEMA']}_kafka"  # not the models' comparison above
+    env = {**cluster.env, "CDC_LAKE_RAW_SCHEMA": raw_schema}
+    consume = ["consume", "--cluster", "--bootstrap-servers", kafka_broker.bootstrap, "--format", "debezium",
+               "--topic", topic, "--max-offsets-per-trigger", "300"]
+    commits = Path(cluster.env["CDC_LAKE_CLUSTER_DIR"]) / "checkpoints" / "debezium" / "commits"
+    began = time.monotonic()
+    first = subprocess.Popen([str(BIN / "cdc-lake"), *consume], env=env, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (commits.exists() and len(list(commits.glob("[0-9]*"))) >= 2):
+            assert first.poll() is None, "the consumer ended before it was killed"
+            assert time.monotonic() < deadline, "no second batch committed within 300 s"
+            time.sleep(1.0)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    cluster.durations["consume until killed"] = round(time.monotonic() - began, 1)
+    cluster.run("cdc-lake", *consume, timeout=900, step="consume again", env=env)
+
+    # the read ran on the executors: the consumer application got executors from the worker, and
+    # their logs hold the Kafka consumer's start
+    master_ui = cluster.env["CDC_LAKE_CLUSTER_MASTER_UI_PORT"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{master_ui}/json/", timeout=10) as response:
+        status = json.load(response)
+    apps = [a["id"] for a in status["completedapps"] + status["activeapps"] if a["name"] == "cdc-lake consume"]
+    assert len(apps) == 2, status
+    for app in apps:
+        logs = list((Path(cluster.env["CDC_LAKE_CLUSTER_DIR"]) / "work" / app).glob("*/stderr"))
+        assert logs, f"no executor of {app}"
+        assert any("ConsumerConfig values" in log.read_text(errors="replace") for log in logs), app
+
+    target = ThriftTarget("127.0.0.1", int(cluster.env["CDC_LAKE_THRIFT_PORT"]), "cdc_lake", "NONE")
+    conn = connect(target)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(f"select count(*), count(distinct kafka_partition, kafka_offset) from {raw_schema}.raw_debezium")
+        assert tuple(cursor.fetchall()[0]) == (sent, sent)
     finally:
         conn.close()

@@ -164,6 +164,31 @@ def _unland(args: argparse.Namespace) -> int:
     return 0
 
 
+def _consume_spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    """Where the consumer's Spark runs: the profile's local master by default; `--cluster` puts it
+    on the local standalone cluster (its master, its lake dir), `--master` on another one."""
+    from cdc_lake.consume import ConsumeError
+
+    conf: dict[str, str] = {}
+    if args.cluster:
+        from cdc_lake.servers import cluster
+
+        settings = cluster.Settings.from_env()
+        down = [d.name for d in cluster.daemons(settings)[:2] if d.pid() is None]
+        if down:
+            raise ConsumeError(f"the local cluster is not running ({', '.join(down)} down): `cdc-lake cluster start`")
+        os.environ["CDC_LAKE_DIR"] = str(settings.cluster_dir)  # the Thrift Server's lake and metastore
+        conf.update(cluster.consumer_conf(settings))
+    if args.master:
+        conf["spark.master"] = args.master
+    for item in args.spark_conf or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConsumeError(f"--spark-conf {item!r}: expected KEY=VALUE")
+        conf[key] = value
+    return conf
+
+
 def _consume(args: argparse.Namespace) -> int:
     import json as json_module
     from pathlib import Path
@@ -201,10 +226,11 @@ def _consume(args: argparse.Namespace) -> int:
             max_offsets_per_trigger=args.max_offsets_per_trigger,
             kafka_options=options,
         )
+        spark_conf = _consume_spark_conf(args)
         from cdc_lake.spark import get_spark
 
         began = time.monotonic()
-        counts = consume(get_spark("cdc-lake consume"), settings)
+        counts = consume(get_spark("cdc-lake consume", extra=spark_conf), settings)
     except ConsumeError as exc:
         print(f"consume: {exc}", file=sys.stderr)
         return 1
@@ -442,6 +468,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     consume.add_argument("--max-offsets-per-trigger", type=int, help="cap on records per batch")
     consume.add_argument("--kafka-option", action="append", metavar="KEY=VALUE", help="Kafka consumer setting")
+    consume.add_argument(
+        "--cluster", action="store_true",
+        help="run on the local standalone cluster (`cdc-lake cluster start`): its master and lake; the Kafka "
+             "reads and MERGEs run on its executors",
+    )
+    consume.add_argument("--master", help="a Spark master URL (the lake must be on storage its executors reach)")
+    consume.add_argument("--spark-conf", action="append", metavar="KEY=VALUE", help="a Spark setting of the consumer")
     consume.set_defaults(func=_consume)
 
     from cdc_lake.build_loop import add_subcommand as add_build

@@ -264,6 +264,8 @@ class _Split:
     block_start: int
     lines: int
     vouched: int
+    # distinct (topic, partition, offset) of the records Spark vouched for
+    coordinates: int
     first_row_id: int
     # the lowest and highest offset of the records Spark vouched for
     lo: int | None
@@ -344,7 +346,7 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
                 ).alias("batch_order"),
             )
             every_coordinate = narrow.where("vouched").select(*coordinates)
-            rest = _parse_the_rest(narrow, splits, sources, report)
+            rest = _parse_the_rest(narrow, splits, sources, report) if report.lines_read > report.records_valid else []
             if rest:
                 offsets += [row[2] for row in rest]
                 python_records = spark.createDataFrame(rest, _PYTHON_RECORDS)
@@ -362,7 +364,11 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
                 yield None
                 return
             # a dump holds each offset once; one that does not pays for the batch's sort by coordinates
-            repeated = every_coordinate.groupBy(*coordinates).count().where("count > 1").limit(1).collect()
+            (split, *more) = splits.values()
+            if more or rest:
+                repeated = bool(every_coordinate.groupBy(*coordinates).count().where("count > 1").limit(1).collect())
+            else:
+                repeated = split.coordinates < split.vouched
             yield SparkRecords(records, min(offsets), max(offsets), unique_coordinates=not repeated)
         finally:
             narrow.unpersist()
@@ -389,6 +395,9 @@ def _read_splits(narrow: DataFrame, files: list[Path]) -> dict[tuple[str, int], 
     rows = narrow.groupBy("file_path", "block_start").agg(
         F.count("*").alias("lines"),
         F.sum(F.col("vouched").cast("int")).alias("vouched"),
+        F.count_distinct(
+            F.when(F.col("vouched"), F.struct("kafka_topic", "kafka_partition", "kafka_offset"))
+        ).alias("coordinates"),
         F.min("row_id").alias("first_row_id"),
         F.min(F.when(F.col("vouched"), F.col("kafka_offset"))).alias("lo"),
         F.max(F.when(F.col("vouched"), F.col("kafka_offset"))).alias("hi"),
@@ -396,8 +405,8 @@ def _read_splits(narrow: DataFrame, files: list[Path]) -> dict[tuple[str, int], 
     first_index = {path: i for i, path in reversed(list(enumerate(files)))}
     splits = {
         (row.file_path, row.block_start): _Split(
-            first_index[_local_path(row.file_path)], row.block_start, row.lines, row.vouched, row.first_row_id,
-            row.lo, row.hi,
+            first_index[_local_path(row.file_path)], row.block_start, row.lines, row.vouched, row.coordinates,
+            row.first_row_id, row.lo, row.hi,
         )
         for row in rows
     }

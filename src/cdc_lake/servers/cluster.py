@@ -10,10 +10,14 @@ Three processes, all started from the pyspark package's own `bin/spark-class` / 
   to that master, with the Iceberg runtime jar on `--jars` and `--driver-class-path`.
 
 Everything binds to 127.0.0.1 only. The catalog is the `local` target's: Iceberg through Spark's
-session catalog with a Hive metastore in embedded Derby. The Thrift Server is the only process that
-opens that metastore (Derby allows one), so everything else — dbt, `cdc-lake land --target thrift`,
-tests — goes through the Thrift Server. Warehouse, metastore, logs, pid files and scratch space all
-live under CDC_LAKE_CLUSTER_DIR (default `.lake-cluster/` in the project).
+session catalog with a Hive metastore in Derby, served by the cluster dir's Derby network server
+(`cdc_lake.servers.metastore`, started first and stopped last), so that a second Spark application
+shares it: `cdc-lake consume --cluster`, whose Kafka reads and MERGEs run on the worker's
+executors beside the Thrift Server's. dbt and `cdc-lake land --target thrift` go through the
+Thrift Server. The worker offers the Thrift Server's cores plus the consumer's
+(CDC_LAKE_CLUSTER_CONSUME_CORES, default 1), so both applications get executors at once.
+Warehouse, metastore, checkpoints, logs, pid files and scratch space all live under
+CDC_LAKE_CLUSTER_DIR (default `.lake-cluster/` in the project).
 
 Each process is started in its own session (process group), its pid written to `run/<name>.pid`;
 `stop` signals exactly those groups (the worker's executors are in the worker's group), SIGTERM
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lake.env import PROJECT_DIR, apply_defaults, iceberg_jar
+from cdc_lake.servers.metastore import MetastoreServer
 from cdc_lake.servers.ports import port_open
 from cdc_lake.servers.processes import cmdline, is_alive
 from cdc_lake.servers.supervisor import LocalServer
@@ -67,6 +72,9 @@ class Settings:
     worker_memory: str = "3g"
     executor_memory: str = "2g"
     driver_memory: str = "2g"
+    # what the worker keeps for `cdc-lake consume --cluster` besides the Thrift Server's share
+    consume_cores: int = 1
+    consume_executor_memory: str = "1g"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -81,6 +89,8 @@ class Settings:
             worker_memory=os.environ.get("CDC_LAKE_CLUSTER_WORKER_MEMORY", "3g"),
             executor_memory=os.environ.get("CDC_LAKE_CLUSTER_EXECUTOR_MEMORY", "2g"),
             driver_memory=os.environ.get("CDC_LAKE_CLUSTER_DRIVER_MEMORY", "2g"),
+            consume_cores=_env_int("CDC_LAKE_CLUSTER_CONSUME_CORES", 1),
+            consume_executor_memory=os.environ.get("CDC_LAKE_CLUSTER_CONSUME_EXECUTOR_MEMORY", "1g"),
         )
 
     @property
@@ -97,17 +107,25 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
+def metastore(settings: Settings) -> MetastoreServer:
+    """The Derby network server of the cluster dir's metastore database."""
+    return MetastoreServer.for_lake(settings.cluster_dir)
+
+
 def thrift_server_conf(settings: Settings) -> dict[str, str]:
     """Spark settings of the Thrift Server: the `local` target's, with the lake in the cluster dir.
 
     Taking the `local` target's `server_side_parameters` (Iceberg extensions, session catalog on a
     Hive metastore, UTC, shuffle partitions, ...) keeps both targets' SQL semantics identical; only
-    where things run and live changes.
+    where things run and live changes. The metastore is the cluster dir's server once it has been
+    started (`start` starts it first), else embedded Derby.
     """
     lake = settings.cluster_dir
-    # The Thrift Server owns an embedded Derby metastore: no metastore server of the local lake.
+    server = metastore(settings)
+    client = server.client_env() if server.port() is not None else {}
     conf = profile_settings(
-        "local", env={"CDC_LAKE_DIR": str(lake), "CDC_LAKE_METASTORE_URL": "", "CDC_LAKE_METASTORE_DRIVER": ""}
+        "local", env={"CDC_LAKE_DIR": str(lake), "CDC_LAKE_METASTORE_URL": "", "CDC_LAKE_METASTORE_DRIVER": "",
+                      **client},
     )
     conf.pop("spark.master", None)
     conf.pop("spark.driver.memory", None)
@@ -124,6 +142,18 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
         }
     )
     return conf
+
+
+def consumer_conf(settings: Settings) -> dict[str, str]:
+    """Spark settings that put `cdc-lake consume` on this cluster: its master, the consumer's
+    share of the worker, the driver on loopback like every other process of the cluster."""
+    return {
+        "spark.master": settings.master_url,
+        "spark.cores.max": str(settings.consume_cores),
+        "spark.executor.memory": settings.consume_executor_memory,
+        "spark.driver.host": HOST,
+        "spark.driver.bindAddress": HOST,
+    }
 
 
 def thrift_server_hiveconf(settings: Settings) -> dict[str, str]:
@@ -251,7 +281,7 @@ def daemons(settings: Settings) -> list[Daemon]:
         argv=[
             str(bin_dir / "spark-class"), WORKER_CLASS,
             "--host", HOST, "--webui-port", str(settings.worker_ui_port),
-            "--cores", str(settings.cores), "--memory", settings.worker_memory,
+            "--cores", str(settings.cores + settings.consume_cores), "--memory", settings.worker_memory,
             "--work-dir", str(settings.path("work")),
             settings.master_url,
         ],
@@ -319,6 +349,8 @@ def start(
     settings = settings or Settings.from_env()
     for sub in ("logs", "run", "work", "tmp"):
         settings.path(sub).mkdir(parents=True, exist_ok=True)
+    if metastore(settings).start():
+        echo(f"metastore: started (pid {metastore(settings).pid()}, port {metastore(settings).port()})")
     started: list[Daemon] = []
     try:
         for daemon in daemons(settings):
@@ -338,6 +370,7 @@ def start(
     except BaseException:
         for daemon in reversed(started):
             _stop_one(daemon, STOP_TIMEOUT, echo)
+        metastore(settings).stop()
         raise
     return settings
 
@@ -356,12 +389,17 @@ def stop(
     timeout: float = STOP_TIMEOUT,
     echo: Callable[[str], None] = print,
 ) -> None:
-    """Stop the processes recorded in the pid files, Thrift Server first; no others."""
+    """Stop the processes recorded in the pid files, Thrift Server first, the metastore server
+    last; no others."""
     settings = settings or Settings.from_env()
     for daemon in reversed(daemons(settings)):
         if daemon.pid() is None:
             echo(f"{daemon.name}: not running")
         _stop_one(daemon, timeout, echo)
+    server = metastore(settings)
+    pid = server.pid()
+    if server.stop(timeout):
+        echo(f"metastore: stopped (pid {pid})")
 
 
 def status(settings: Settings | None = None, echo: Callable[[str], None] = print) -> bool:
