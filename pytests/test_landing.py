@@ -9,7 +9,7 @@ import pytest
 
 from cdc_lake.cli import EXIT_BAD_LINES, main
 from cdc_lake.kcat import parse_kcat_line
-from cdc_lake.landing import land
+from cdc_lake.landing import LandingReport, land
 from cdc_lake.testing.harness import kcat_lines
 
 
@@ -159,7 +159,6 @@ TRICKY_LINES = [
 
 def _python_reference(paths: list[str]) -> tuple[set[tuple], list[tuple]]:
     from cdc_lake.kcat import read_records
-    from cdc_lake.landing import LandingReport
 
     report = LandingReport("debezium")
     first: dict[tuple, tuple] = {}
@@ -171,24 +170,57 @@ def _python_reference(paths: list[str]) -> tuple[set[tuple], list[tuple]]:
     return set(first.values()), [(b.source, b.line_no, b.reason) for b in report.bad_lines]
 
 
+# Lines whose records `from_json` can place by their coordinates, each offset once: the second read
+# uses Spark's JSON reader, leaving out the records of the lines parse_kcat_line decides about. It
+# fails over to the text lines on a line it cannot parse whole: bytes that are not UTF-8, a field
+# of the wrong type (both of which parse_kcat_line lands).
+UNPLACED = [b"again", b'"x",}', b"\t"]  # an offset twice; no coordinates from `from_json`
+PLACED_LINES = [line for line in TRICKY_LINES if (line.startswith(b'{"topic":"t","partition":0,"offset":')
+                and not any(m in line for m in UNPLACED)) or not line.strip()]
+UNPARSABLE_FOR_THE_JSON_READER = [b"\xff", b"\xe2\x82b", b'"ts":"soon"', b'"headers":{']
+CLEAN_PLACED_LINES = [line for line in PLACED_LINES if not any(m in line for m in UNPARSABLE_FOR_THE_JSON_READER)]
+LINE_SETS = {
+    # reader of the second read, and whether the JSON reader fails over to the text lines
+    "every tricky line": (TRICKY_LINES, "text", False),
+    "placed lines": (CLEAN_PLACED_LINES, "json", False),
+    "placed lines, bytes that are not UTF-8": (PLACED_LINES, "json", True),
+}
+
+
 @pytest.mark.parametrize("split_bytes", [None, 400], ids=["one split", "many splits"])
-def test_spark_read_lands_what_the_python_reference_lands(lake, tmp_path, split_bytes):
+@pytest.mark.parametrize("line_set", list(LINE_SETS))
+def test_spark_read_lands_what_the_python_reference_lands(lake, tmp_path, monkeypatch, split_bytes, line_set):
+    import cdc_lake.landing
+    from cdc_lake.kcat import spark_records
+
+    lines, reader, fails_over = LINE_SETS[line_set]
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    first.write_bytes(b"\n".join(TRICKY_LINES) + b"\n")
+    first.write_bytes(b"\n".join(lines) + b"\n")
     # a second file: its lines are numbered from 1 again, and its offsets follow the first's
-    second.write_bytes(b"\n".join([b"oops", TRICKY_LINES[0].replace(b'"offset":1,', b'"offset":99,')]))
+    second.write_bytes(b"\n".join([b"  ", TRICKY_LINES[0].replace(b'"offset":1,', b'"offset":99,')]))
     paths = [str(first), str(second)]
     expected_rows, expected_bad = _python_reference(paths)
     lake._activate()
     spark = lake.spark
     table = f"{lake.raw_schema}.raw_debezium"
     spark.sql(f"drop table if exists {table}")
+    failed_over = []
+
+    def unparsed_line(exc: BaseException) -> bool:
+        failed_over.append(exc)
+        return True
+
+    monkeypatch.setattr(cdc_lake.landing, "unparsed_line", unparsed_line)
     if split_bytes:
         spark.conf.set("spark.sql.files.maxPartitionBytes", str(split_bytes))
     try:
+        with spark_records(spark, paths, LandingReport("debezium")) as records:
+            assert records is not None
+            assert ("json" if records.fallback is not None else "text") == reader
         report = land(spark, "debezium", paths)
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert bool(failed_over) == fails_over, failed_over
     rows = {
         (r.kafka_topic, r.kafka_partition, r.kafka_offset,
          None if r.kafka_timestamp is None else int(r.kafka_timestamp.timestamp() * 1000),
@@ -198,5 +230,5 @@ def test_spark_read_lands_what_the_python_reference_lands(lake, tmp_path, split_
     }
     assert rows == expected_rows
     assert [(b.source, b.line_no, b.reason) for b in report.bad_lines] == expected_bad
-    assert report.lines_read == len(TRICKY_LINES) + 2
+    assert report.lines_read == len(lines) + 2
     assert report.records_landed == len(expected_rows)

@@ -205,6 +205,7 @@ def _consume(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        spark_conf = _consume_spark_conf(args)  # first: --cluster moves the lake, and its checkpoints
         if args.topic or args.pattern:
             if not args.format:
                 raise ConsumeError("--topic/--pattern need --format")
@@ -226,7 +227,6 @@ def _consume(args: argparse.Namespace) -> int:
             max_offsets_per_trigger=args.max_offsets_per_trigger,
             kafka_options=options,
         )
-        spark_conf = _consume_spark_conf(args)
         from cdc_lake.spark import get_spark
 
         began = time.monotonic()

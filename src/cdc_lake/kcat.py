@@ -1,9 +1,9 @@
 """`kcat -C -J` dumps: what a line must be to be a Kafka record, and reading files of them.
 
 `parse_kcat_line` is the reference: one line, in Python, with the reason when it is no record.
-`read_records` applies it to every line (standard input, `--raw-values` corpora, the Thrift path).
-`spark_records` reads files with Spark instead, one parse per line on the executors, and hands
-`parse_kcat_line` only the lines whose Spark parse could differ from it (see `_SPARK_VOUCHES`).
+`read_records` applies it to every line (`--raw-values` corpora, the Thrift path).
+`spark_records` reads files with Spark instead, on the executors, and hands `parse_kcat_line`
+only the lines whose Spark parse could differ from it (see `_SPARK_VOUCHES`).
 """
 
 from __future__ import annotations
@@ -235,15 +235,19 @@ _SPARK_VOUCHES = r"""
     )
 """
 
-# kcat prints headers as a flat list: name, value, name, value, ...; of an odd count, none
-_HEADER_PAIRS = """
-    case when size(r.headers) % 2 = 0 then
-        transform(
-            filter(r.headers, (h, i) -> i % 2 = 0),
-            (name, i) -> named_struct('key', name, 'value', r.headers[2 * i + 1])
-        )
-    end
-"""
+
+
+def _header_pairs(headers: str) -> str:
+    """kcat prints headers as a flat list: name, value, name, value, ...; of an odd count, none."""
+    return f"""
+        case when size({headers}) % 2 = 0 then
+            transform(
+                filter({headers}, (h, i) -> i % 2 = 0),
+                (name, i) -> named_struct('key', name, 'value', {headers}[2 * i + 1])
+            )
+        end
+    """
+
 
 _RECORD_COLUMNS = [
     "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_key", "kafka_value", "kafka_headers",
@@ -266,6 +270,9 @@ class _Split:
     vouched: int
     # distinct (topic, partition, offset) of the records Spark vouched for
     coordinates: int
+    # lines Spark neither vouched for nor could place: not blank, and without a topic, a
+    # partition and an offset of their own
+    unplaced: int
     first_row_id: int
     # the lowest and highest offset of the records Spark vouched for
     lo: int | None
@@ -276,10 +283,14 @@ class _Split:
 @dataclass
 class SparkRecords:
     """The valid records of a Spark read of kcat files: the `_RECORD_COLUMNS` and a `batch_order`
-    that follows the files as given and their lines; their lowest and highest offset; whether no
-    (topic, partition, offset) occurs twice."""
+    that follows the files as given and their lines (all equal when no offset repeats); their
+    lowest and highest offset; whether no (topic, partition, offset) occurs twice. `frame` reads
+    the files with Spark's JSON reader when it can (see `spark_records`), failing on a line it
+    cannot parse whole; `fallback` is then the same records read as text lines. Without a
+    fallback, `frame` reads text lines already."""
 
     frame: DataFrame
+    fallback: DataFrame | None
     lo: int
     hi: int
     unique_coordinates: bool
@@ -290,67 +301,46 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
     """The valid records of kcat files, or None when there is none; bad lines go to
     `report.bad_lines` with their line numbers. Standard input ("-") is copied to a file first.
 
-    The lines are read twice: once here, for what the caller needs before it writes (counts,
-    offsets, the lines `parse_kcat_line` must see, repeated coordinates), keeping only those
-    narrow columns (memory, then disk) until the block ends; once more when the caller writes
-    `frame`. Keeping every parsed record instead cost more than parsing again (the 1M bench's
-    1 GB Debezium dump: 10.1 s to land against 9.2 s)."""
+    The files are read twice. First as text lines parsed by `from_json`, for what the caller needs
+    before it writes (counts, offsets, the lines `parse_kcat_line` must see, repeated offsets),
+    keeping only those narrow columns (memory, then disk) until the block ends. Then `frame`, when
+    the caller writes it: usually Spark's JSON file reader, which parses at twice the speed of
+    `from_json` on a text column (1 GB Debezium dump: 1.3 s against 2.5 s) but knows neither lines
+    nor their order, so it serves only when no offset repeats (no order to keep) and every line
+    Spark did not vouch for is blank or has coordinates of its own, by which its record is left
+    out (a line `[{...}]`, not placed, would give the JSON reader records `from_json` never saw).
+    It fails on a line it cannot parse whole (FAILFAST), where `from_json` may have replaced what it
+    could not decode in a field no check reads; the caller then writes `fallback`, which parses the
+    text lines again, in order. Otherwise `frame` is that text read."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     with tempfile.TemporaryDirectory(prefix="cdc_lake_kcat_") as tmp:
         files = [_stdin_file(Path(tmp) / "stdin.jsonl") if p == "-" else Path(p).resolve() for p in paths]
         sources = ["<stdin>" if p == "-" else p for p in paths]
-        parsed = (
-            spark.read.text([_glob_escaped(f) for f in dict.fromkeys(files)])
-            .select(
-                F.col("value").alias("line"),
-                F.col("_metadata.file_path").alias("file_path"),
-                F.col("_metadata.file_block_start").alias("block_start"),
-                F.monotonically_increasing_id().alias("row_id"),
-                F.from_json("value", KCAT_LINE_SCHEMA, {"allowSingleQuotes": "false"}).alias("r"),
-            )
-            .select(
-                "file_path",
-                "block_start",
-                "row_id",
-                F.coalesce(F.expr(_SPARK_VOUCHES), F.lit(False)).alias("vouched"),
-                F.col("r.topic").alias("kafka_topic"),
-                F.col("r.partition").alias("kafka_partition"),
-                F.col("r.offset").alias("kafka_offset"),
-                F.timestamp_millis("r.ts").alias("kafka_timestamp"),
-                F.col("r.key").alias("kafka_key"),
-                F.col("r.payload").alias("kafka_value"),
-                F.expr(_HEADER_PAIRS).alias("kafka_headers"),
-                # the bytes of a line as the file has them, for parse_kcat_line; none for the others
-                F.when(~F.col("vouched"), F.col("line").cast("binary")).alias("line"),
-            )
-        )
-        coordinates = ["kafka_topic", "kafka_partition", "kafka_offset"]
-        narrow = parsed.select("file_path", "block_start", "row_id", "vouched", *coordinates, "line").persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
+        names = [_glob_escaped(f) for f in dict.fromkeys(files)]
+        parsed = _parsed_lines(spark, names)
+        narrow = parsed.select("file_path", "block_start", "row_id", "vouched", "unplaced", *_COORDINATES, "line")
+        narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             splits = _read_splits(narrow, files)
             report.lines_read += sum(split.lines for split in splits.values())
             report.records_valid += sum(split.vouched for split in splits.values())
             offsets = [o for split in splits.values() for o in (split.lo, split.hi) if o is not None]
-            by_uri = {uri: split.file_index for (uri, _), split in splits.items()}
-            file_index = F.create_map(*(F.lit(v) for item in by_uri.items() for v in item))
-            records = parsed.where("vouched").select(
-                *_RECORD_COLUMNS,
-                F.struct(
-                    file_index[F.col("file_path")].alias("file"),
-                    F.col("block_start").alias("block"),
-                    F.col("row_id").alias("row"),
-                ).alias("batch_order"),
-            )
-            every_coordinate = narrow.where("vouched").select(*coordinates)
-            rest = _parse_the_rest(narrow, splits, sources, report) if report.lines_read > report.records_valid else []
-            if rest:
-                offsets += [row[2] for row in rest]
-                python_records = spark.createDataFrame(rest, _PYTHON_RECORDS)
-                records = records.unionByName(
+            routed = report.lines_read > report.records_valid
+            rest = _parse_the_rest(narrow, splits, sources, report) if routed else []
+            report.bad_lines.sort(key=lambda bad: (sources.index(bad.source), bad.line_no))
+            offsets += [row[2] for row in rest]
+            if not offsets:
+                yield None
+                return
+            python_records = spark.createDataFrame(rest, _PYTHON_RECORDS) if rest else None
+            repeated = _repeated(narrow, python_records, splits)
+
+            def with_python_records(frame: DataFrame) -> DataFrame:
+                if python_records is None:
+                    return frame
+                return frame.unionByName(
                     python_records.select(
                         *_RECORD_COLUMNS[:3],
                         F.timestamp_millis("kafka_timestamp_ms").alias("kafka_timestamp"),
@@ -358,20 +348,113 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
                         "batch_order",
                     )
                 )
-                every_coordinate = every_coordinate.unionByName(python_records.select(*coordinates))
-            report.bad_lines.sort(key=lambda bad: (sources.index(bad.source), bad.line_no))
-            if not offsets:
-                yield None
-                return
-            # a dump holds each offset once; one that does not pays for the batch's sort by coordinates
-            (split, *more) = splits.values()
-            if more or rest:
-                repeated = bool(every_coordinate.groupBy(*coordinates).count().where("count > 1").limit(1).collect())
+
+            text = with_python_records(_text_records(parsed, splits))
+            if not repeated and not any(split.unplaced for split in splits.values()):
+                json = with_python_records(_json_records(spark, names, narrow if routed else None))
+                yield SparkRecords(json, text, min(offsets), max(offsets), unique_coordinates=True)
             else:
-                repeated = split.coordinates < split.vouched
-            yield SparkRecords(records, min(offsets), max(offsets), unique_coordinates=not repeated)
+                yield SparkRecords(text, None, min(offsets), max(offsets), unique_coordinates=not repeated)
         finally:
             narrow.unpersist()
+
+
+_COORDINATES = ["kafka_topic", "kafka_partition", "kafka_offset"]
+_PLACED = "kafka_topic is not null and kafka_partition is not null and kafka_offset is not null"
+
+
+def _parsed_lines(spark: SparkSession, names: list[str]) -> DataFrame:
+    """Every line of the files, where it is, parsed by `from_json`, and whether Spark vouches for it."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.read.text(names)
+        .select(
+            F.col("value").alias("line"),
+            F.col("_metadata.file_path").alias("file_path"),
+            F.col("_metadata.file_block_start").alias("block_start"),
+            F.monotonically_increasing_id().alias("row_id"),
+            F.from_json("value", KCAT_LINE_SCHEMA, {"allowSingleQuotes": "false"}).alias("r"),
+        )
+        .select(
+            "file_path",
+            "block_start",
+            "row_id",
+            F.coalesce(F.expr(_SPARK_VOUCHES), F.lit(False)).alias("vouched"),
+            F.col("r.topic").alias("kafka_topic"),
+            F.col("r.partition").alias("kafka_partition"),
+            F.col("r.offset").alias("kafka_offset"),
+            F.timestamp_millis("r.ts").alias("kafka_timestamp"),
+            F.col("r.key").alias("kafka_key"),
+            F.col("r.payload").alias("kafka_value"),
+            F.expr(_header_pairs("r.headers")).alias("kafka_headers"),
+            "line",
+        )
+        .withColumn(
+            "unplaced",
+            ~F.col("vouched")
+            & (F.expr(r"trim(both ' \t' from line)") != "")  # JSON's blanks in a line: space, tab
+            & ~F.coalesce(F.expr(_PLACED), F.lit(False)),
+        )
+        # the bytes of a line as the file has them, for parse_kcat_line; none for the others
+        .withColumn("line", F.when(~F.col("vouched"), F.col("line").cast("binary")))
+    )
+
+
+def _text_records(parsed: DataFrame, splits: dict[tuple[str, int], _Split]) -> DataFrame:
+    """The records Spark vouched for, parsed from the text lines again, in file and line order."""
+    from pyspark.sql import functions as F
+
+    by_uri = {uri: split.file_index for (uri, _), split in splits.items()}
+    file_index = F.create_map(*(F.lit(v) for item in by_uri.items() for v in item))
+    return parsed.where("vouched").select(
+        *_RECORD_COLUMNS,
+        F.struct(
+            file_index[F.col("file_path")].alias("file"),
+            F.col("block_start").alias("block"),
+            F.col("row_id").alias("row"),
+        ).alias("batch_order"),
+    )
+
+
+def _json_records(spark: SparkSession, names: list[str], narrow: DataFrame | None) -> DataFrame:
+    """The records of the files by Spark's JSON reader, less those at the coordinates of a line
+    Spark did not vouch for (`narrow`; parse_kcat_line decides about those)."""
+    from pyspark.sql import functions as F
+
+    records = (
+        spark.read.schema(KCAT_LINE_SCHEMA).options(allowSingleQuotes="false", mode="FAILFAST").json(names)
+        .where("topic != '' and partition >= 0 and offset >= 0")
+        .select(
+            F.col("topic").alias("kafka_topic"),
+            F.col("partition").alias("kafka_partition"),
+            F.col("offset").alias("kafka_offset"),
+            F.timestamp_millis("ts").alias("kafka_timestamp"),
+            F.col("key").alias("kafka_key"),
+            F.col("payload").alias("kafka_value"),
+            F.expr(_header_pairs("headers")).alias("kafka_headers"),
+            F.struct(F.lit(0).alias("file"), F.lit(0).cast("bigint").alias("block"),
+                     F.lit(0).cast("bigint").alias("row")).alias("batch_order"),
+        )
+    )
+    if narrow is None:
+        return records
+    left_out = narrow.where(f"not vouched and {_PLACED}").select(*_COORDINATES).distinct()
+    return records.join(F.broadcast(left_out), on=_COORDINATES, how="left_anti")
+
+
+def _repeated(narrow: DataFrame, python_records: DataFrame | None, splits: dict[tuple[str, int], _Split]) -> bool:
+    """Whether two lines have the same coordinates: among the records, or between a record and a
+    line Spark did not vouch for (by its `from_json` coordinates, or by `parse_kcat_line`'s)."""
+    (split, *more) = splits.values()
+    if not more and python_records is None and split.vouched == split.lines:
+        return split.coordinates < split.vouched  # one split, every line a record: counted already
+    lines = narrow.where(_PLACED).select("row_id", *_COORDINATES)
+    if python_records is not None:
+        # a line parsed by both gives one pair of coordinates, or two if they disagree
+        lines = lines.unionByName(python_records.select("batch_order.row", *_COORDINATES)
+                                  .withColumnRenamed("row", "row_id")).distinct()
+    return bool(lines.groupBy(*_COORDINATES).count().where("count > 1").limit(1).collect())
 
 
 def _stdin_file(path: Path) -> Path:
@@ -395,6 +478,7 @@ def _read_splits(narrow: DataFrame, files: list[Path]) -> dict[tuple[str, int], 
     rows = narrow.groupBy("file_path", "block_start").agg(
         F.count("*").alias("lines"),
         F.sum(F.col("vouched").cast("int")).alias("vouched"),
+        F.sum(F.col("unplaced").cast("int")).alias("unplaced"),
         F.count_distinct(
             F.when(F.col("vouched"), F.struct("kafka_topic", "kafka_partition", "kafka_offset"))
         ).alias("coordinates"),
@@ -406,7 +490,7 @@ def _read_splits(narrow: DataFrame, files: list[Path]) -> dict[tuple[str, int], 
     splits = {
         (row.file_path, row.block_start): _Split(
             first_index[_local_path(row.file_path)], row.block_start, row.lines, row.vouched, row.coordinates,
-            row.first_row_id, row.lo, row.hi,
+            row.unplaced, row.first_row_id, row.lo, row.hi,
         )
         for row in rows
     }
@@ -441,3 +525,8 @@ def _parse_the_rest(
         report.records_valid += 1
         records.append((*record.values(), (split.file_index, row.block_start, row.row_id)))
     return records
+
+
+def unparsed_line(exc: BaseException) -> bool:
+    """Whether a failed Spark job is the JSON reader's FAILFAST on a line it could not parse whole."""
+    return "MALFORMED_RECORD_IN_PARSING" in str(exc)

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from cdc_lake.env import lake_dir
 from cdc_lake.formats import FORMATS
-from cdc_lake.kcat import BadLine, read_records, spark_records
+from cdc_lake.kcat import BadLine, SparkRecords, read_records, spark_records, unparsed_line
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
@@ -352,11 +352,22 @@ def land(
     else:
         with spark_records(spark, paths, report) as records:
             if records is not None:
-                report.records_landed = _merge_frame(
-                    spark, fmt, records.frame, report, (records.lo, records.hi), records.unique_coordinates
-                )
+                report.records_landed = _land_records(spark, fmt, records, report)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _land_records(spark: SparkSession, fmt: str, records: SparkRecords, report: LandingReport) -> int:
+    """Land a Spark read of kcat files; when its JSON reader meets a line it cannot parse whole,
+    nothing was committed, and the records are landed from the text read instead."""
+    bounds = (records.lo, records.hi)
+    try:
+        return _merge_frame(spark, fmt, records.frame, report, bounds, records.unique_coordinates)
+    except Exception as exc:
+        if records.fallback is None or not unparsed_line(exc):
+            raise
+    report.conflicts, report.conflict_samples = 0, []
+    return _merge_frame(spark, fmt, records.fallback, report, bounds, records.unique_coordinates)
 
 
 def _land_lines(spark: SparkSession, fmt: str, records: Iterable[dict[str, Any]], report: LandingReport) -> None:
