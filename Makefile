@@ -19,7 +19,7 @@ setup: $(STAMP)
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
 $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml jvm/connect/pom.xml \
-		jvm/canal/pom.xml
+		jvm/canal/pom.xml jvm/iceberg-connect/pom.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -29,6 +29,7 @@ $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml j
 	$(MVN_COPY) -f jvm/derby/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/derby
 	$(MVN_COPY) -f jvm/connect/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/connect
 	$(MVN_COPY) -f jvm/canal/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/canal
+	$(MVN_COPY) -f jvm/iceberg-connect/pom.xml -DoutputDirectory=$(CURDIR)/$(VENV)/jvm/iceberg-connect/iceberg
 	$(BIN)/python -m cdc_lake.env --install
 	touch $(STAMP)
 

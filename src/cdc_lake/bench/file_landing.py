@@ -74,7 +74,12 @@ class FileLanding:
         self.spark.read.schema(limit.KCAT_RECORD).json(list(self.files.values())).writeTo(APPEND_TABLE).append()
 
     def empty_raw_tables(self) -> None:
-        self.spark.sql(f"drop database if exists {RAW_SCHEMA} cascade")
+        # table by table: Iceberg's catalog cache forgets a table dropped through it, not one whose
+        # database was dropped with cascade
+        from cdc_lake.landing import raw_table
+
+        for fmt in self.files:
+            self.spark.sql(f"drop table if exists {raw_table(fmt)}")
 
     def land(self) -> int:
         from cdc_lake.landing import land
