@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 PROGRESS_EVERY = 100_000
 
@@ -381,13 +381,7 @@ def _parsed_lines(spark: SparkSession, names: list[str]) -> DataFrame:
             "block_start",
             "row_id",
             F.coalesce(F.expr(_SPARK_VOUCHES), F.lit(False)).alias("vouched"),
-            F.col("r.topic").alias("kafka_topic"),
-            F.col("r.partition").alias("kafka_partition"),
-            F.col("r.offset").alias("kafka_offset"),
-            F.timestamp_millis("r.ts").alias("kafka_timestamp"),
-            F.col("r.key").alias("kafka_key"),
-            F.col("r.payload").alias("kafka_value"),
-            F.expr(_header_pairs("r.headers")).alias("kafka_headers"),
+            *_kafka_columns("r."),
             "line",
         )
         .withColumn(
@@ -399,6 +393,21 @@ def _parsed_lines(spark: SparkSession, names: list[str]) -> DataFrame:
         # the bytes of a line as the file has them, for parse_kcat_line; none for the others
         .withColumn("line", F.when(~F.col("vouched"), F.col("line").cast("binary")))
     )
+
+
+def _kafka_columns(prefix: str) -> list[Column]:
+    """A parsed kcat line (`KCAT_LINE_SCHEMA`'s fields, under `prefix`) as the raw record's columns."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.col(f"{prefix}topic").alias("kafka_topic"),
+        F.col(f"{prefix}partition").alias("kafka_partition"),
+        F.col(f"{prefix}offset").alias("kafka_offset"),
+        F.timestamp_millis(F.col(f"{prefix}ts")).alias("kafka_timestamp"),
+        F.col(f"{prefix}key").alias("kafka_key"),
+        F.col(f"{prefix}payload").alias("kafka_value"),
+        F.expr(_header_pairs(f"{prefix}headers")).alias("kafka_headers"),
+    ]
 
 
 def _text_records(parsed: DataFrame, splits: dict[tuple[str, int], _Split]) -> DataFrame:
@@ -426,13 +435,7 @@ def _json_records(spark: SparkSession, names: list[str], narrow: DataFrame | Non
         spark.read.schema(KCAT_LINE_SCHEMA).options(allowSingleQuotes="false", mode="FAILFAST").json(names)
         .where("topic != '' and partition >= 0 and offset >= 0")
         .select(
-            F.col("topic").alias("kafka_topic"),
-            F.col("partition").alias("kafka_partition"),
-            F.col("offset").alias("kafka_offset"),
-            F.timestamp_millis("ts").alias("kafka_timestamp"),
-            F.col("key").alias("kafka_key"),
-            F.col("payload").alias("kafka_value"),
-            F.expr(_header_pairs("headers")).alias("kafka_headers"),
+            *_kafka_columns(""),
             F.struct(F.lit(0).alias("file"), F.lit(0).cast("bigint").alias("block"),
                      F.lit(0).cast("bigint").alias("row")).alias("batch_order"),
         )
