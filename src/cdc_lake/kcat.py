@@ -197,12 +197,10 @@ def read_records(
             yield record
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Reading kcat files with Spark
 #
-# A line is parsed once, by `from_json`, into the record's fields. Spark's parse agrees with
+# Every line is parsed by `from_json` into the record's fields. Spark's parse agrees with
 # `parse_kcat_line` on every line kcat writes, but not on every line a file can hold: it lands the
 # first object of `{...}{...}` (two records whose newline was lost) where Python reports the line;
 # it turns a lone-surrogate escape (\ud800) into "?" and a broken UTF-8 sequence into one U+FFFD
@@ -234,7 +232,6 @@ _SPARK_VOUCHES = r"""
         false
     )
 """
-
 
 
 def _header_pairs(headers: str) -> str:
