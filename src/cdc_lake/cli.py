@@ -347,6 +347,7 @@ def _cluster(args: argparse.Namespace) -> int:
             return 1
         print(f"cluster up in {time.monotonic() - began:.1f}s; point dbt and cdc-lake land at it with:")
         print("export " + " ".join(f"{k}={v}" for k, v in cluster.client_env(settings).items()))
+        print("and land from Kafka on it with: cdc-lake consume --cluster [--follow]")
         return 0
     if args.action == "stop":
         began = time.monotonic()
