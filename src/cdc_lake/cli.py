@@ -181,12 +181,21 @@ def _consume_spark_conf(args: argparse.Namespace) -> dict[str, str]:
         conf.update(cluster.consumer_conf(settings))
     if args.master:
         conf["spark.master"] = args.master
-    for item in args.spark_conf or []:
+    conf.update(_key_values(args.spark_conf, "--spark-conf"))
+    return conf
+
+
+def _key_values(items: list[str] | None, flag: str) -> dict[str, str]:
+    """The KEY=VALUE items of a repeatable option."""
+    from cdc_lake.consume import ConsumeError
+
+    pairs = {}
+    for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ConsumeError(f"--spark-conf {item!r}: expected KEY=VALUE")
-        conf[key] = value
-    return conf
+            raise ConsumeError(f"{flag} {item!r}: expected KEY=VALUE")
+        pairs[key] = value
+    return pairs
 
 
 def _consume(args: argparse.Namespace) -> int:
@@ -213,11 +222,7 @@ def _consume(args: argparse.Namespace) -> int:
         else:
             rules = load_rules(Path(args.config) if args.config else DEFAULT_CONFIG)
         options = json_module.loads(os.environ.get("CDC_LAKE_KAFKA_OPTIONS", "{}"))
-        for option in args.kafka_option or []:
-            key, sep, value = option.partition("=")
-            if not sep:
-                raise ConsumeError(f"--kafka-option {option!r}: expected KEY=VALUE")
-            options[key] = value
+        options.update(_key_values(args.kafka_option, "--kafka-option"))
         settings = ConsumeSettings(
             bootstrap_servers=bootstrap,
             rules=rules,

@@ -321,10 +321,12 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
         narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             splits = _read_splits(narrow, files)
-            report.lines_read += sum(split.lines for split in splits.values())
-            report.records_valid += sum(split.vouched for split in splits.values())
+            lines = sum(split.lines for split in splits.values())
+            vouched = sum(split.vouched for split in splits.values())
+            report.lines_read += lines
+            report.records_valid += vouched
             offsets = [o for split in splits.values() for o in (split.lo, split.hi) if o is not None]
-            routed = report.lines_read > report.records_valid
+            routed = lines > vouched  # lines Spark did not vouch for: parse_kcat_line's
             rest = _parse_the_rest(narrow, splits, sources, report) if routed else []
             report.bad_lines.sort(key=lambda bad: (sources.index(bad.source), bad.line_no))
             offsets += [row[2] for row in rest]
@@ -348,10 +350,10 @@ def spark_records(spark: SparkSession, paths: list[str], report: Tally) -> Itera
 
             text = with_python_records(_text_records(parsed, splits))
             if not repeated and not any(split.unplaced for split in splits.values()):
-                json = with_python_records(_json_records(spark, names, narrow if routed else None))
-                yield SparkRecords(json, text, min(offsets), max(offsets), unique_coordinates=True)
+                frame, fallback = with_python_records(_json_records(spark, names, narrow if routed else None)), text
             else:
-                yield SparkRecords(text, None, min(offsets), max(offsets), unique_coordinates=not repeated)
+                frame, fallback = text, None
+            yield SparkRecords(frame, fallback, min(offsets), max(offsets), unique_coordinates=not repeated)
         finally:
             narrow.unpersist()
 

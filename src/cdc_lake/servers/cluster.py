@@ -349,8 +349,10 @@ def start(
     settings = settings or Settings.from_env()
     for sub in ("logs", "run", "work", "tmp"):
         settings.path(sub).mkdir(parents=True, exist_ok=True)
-    if metastore(settings).start():
-        echo(f"metastore: started (pid {metastore(settings).pid()}, port {metastore(settings).port()})")
+    server = metastore(settings)
+    started_server = server.start()
+    if started_server:
+        echo(f"metastore: started (pid {server.pid()}, port {server.port()})")
     started: list[Daemon] = []
     try:
         for daemon in daemons(settings):
@@ -370,7 +372,8 @@ def start(
     except BaseException:
         for daemon in reversed(started):
             _stop_one(daemon, STOP_TIMEOUT, echo)
-        metastore(settings).stop()
+        if started_server:
+            server.stop()
         raise
     return settings
 
