@@ -79,6 +79,22 @@ def test_an_unchanged_seed_is_not_reloaded(builds):
     assert lake.count("cdc_tables") > 0
 
 
+def test_a_batch_runs_again_every_test_of_what_the_same_build_wrote(builds):
+    # A build remembers each input table's version from its first read (macro table_version):
+    # a test must still see the versions its own build's models wrote before it started. (Key 1
+    # again: the next test damages key 1, and a build's tests read its last batch's keys.)
+    lake = builds[0]
+    lake.land("canal_flat", kcat_lines([canal_item("UPDATE", 1, "c", ES + 4000, 4, {"name": "b"})], topic=TOPIC, start_offset=3))
+    after_batch = outcomes(lake, lake.dbt("build", *SELECT))
+    written = {"model.cdc_lake.cdc_changelog", "model.cdc_lake.cdc_history", "model.cdc_lake.base_canal_flat__messages"}
+    readers = [skip for _, skip, reads in after_batch.values() if written & set(reads)]
+    assert readers and not any(readers)
+    assert all(status == "pass" for status, _, _ in after_batch.values())
+    # the seeds' tests read nothing the batch changed
+    seeds = [skip for _, skip, reads in after_batch.values() if reads and all(r.startswith("seed.") for r in reads)]
+    assert seeds and all(seeds)
+
+
 def test_damage_after_a_pass_fails_the_next_build_and_only_its_readers_run(builds):
     lake = builds[0]
     # the damage a broken MERGE leaves: key 1's first (closed) version open again

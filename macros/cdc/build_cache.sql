@@ -31,7 +31,17 @@
     {%- if load_relation(build_cache_relation()) is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {{ return(relation_property(build_cache_relation(), key)) }}
+    {%- set memo = build_memo() -%}
+    {%- if 'build_cache' not in memo -%}
+        {#- all entries in one catalog read; what another process writes during this build is
+            seen by the next one, which only makes this build do work it could have skipped -#}
+        {%- set entries = {} -%}
+        {%- for name, value in run_query("show tblproperties " ~ build_cache_relation()) -%}
+            {%- do entries.update({name: value}) -%}
+        {%- endfor -%}
+        {%- do memo.setdefault('build_cache', entries) -%}
+    {%- endif -%}
+    {{ return(memo['build_cache'].get(key)) }}
 {% endmacro %}
 
 
@@ -47,6 +57,22 @@
         {%- do properties.append(sql_string_literal(key) ~ ' = ' ~ sql_string_literal(value)) -%}
     {%- endfor -%}
     {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties (" ~ properties | join(', ') ~ ")") -%}
+    {%- if 'build_cache' in build_memo() -%}
+        {%- do build_memo()['build_cache'].update(entries) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro build_memo() %}
+    {#- A dict that lives for one dbt invocation, shared by its threads: what a build has read from
+        the catalog and may read again (build_cache_get, input_versions). Kept in dbt's `graph`
+        context object, which dbt builds once per invocation; keyed by invocation_id, since a
+        caller that reuses a parsed manifest reuses that object too. -#}
+    {%- set memos = graph.setdefault('cdc_lake_build_memo', {}) -%}
+    {%- for stale in memos.keys() | list if stale != invocation_id -%}
+        {%- do memos.pop(stale, none) -%}
+    {%- endfor -%}
+    {{ return(memos.setdefault(invocation_id, {})) }}
 {% endmacro %}
 
 
@@ -71,7 +97,7 @@
         {%- endif -%}
         {%- if materialized != 'ephemeral' and relation | string not in versions -%}
             {%- set version = (view_sql_hash(relation) or relation_property(relation, 'cdc_lake.view_sql_hash'))
-                              if materialized == 'view' else relation_property(relation, 'current-snapshot-id') -%}
+                              if materialized == 'view' else table_version(relation) -%}
             {%- if version is none -%}
                 {{ return(none) }}
             {%- endif -%}
@@ -83,6 +109,19 @@
         {%- do lines.append(name ~ '=' ~ version) -%}
     {%- endfor -%}
     {{ return(lines) }}
+{% endmacro %}
+
+
+{% macro table_version(relation) %}
+    {#- An input table's current Iceberg snapshot id, read from the catalog once per invocation.
+        Only input_versions asks, and only for relations the asking node depends on, which dbt
+        runs to the end before it starts the node: nothing in this invocation writes the table
+        after the first ask. (A landing in another process may; the next build sees it.) -#}
+    {%- set versions = build_memo().setdefault('table_versions', {}) -%}
+    {%- if relation | string not in versions -%}
+        {%- do versions.update({relation | string: relation_property(relation, 'current-snapshot-id')}) -%}
+    {%- endif -%}
+    {{ return(versions[relation | string]) }}
 {% endmacro %}
 
 
