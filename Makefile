@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-increment bench-verify bench-land soak soak-ci clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-schedule-scale bench-increment bench-verify bench-land soak soak-ci clean-lake clean
 
 setup: $(STAMP)
 
@@ -141,6 +141,11 @@ bench-scheduled: $(STAMP)
 # (src/cdc_lake/bench/increment.py).
 bench-increment: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.increment --cold $(BENCH_INCREMENT_ARGS)
+
+# What a schedule pays on a large history, warm (issue 40: the no-op build, a 1,000-record batch,
+# the +1 % new +1 % late increment): SIZE=1m here, then SIZE=5m (src/cdc_lake/bench/schedule_scale.py).
+bench-schedule-scale: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.schedule_scale --size $(SIZE) $(BENCH_SCHEDULE_SCALE_ARGS)
 
 # Landing kcat files (`cdc-lake land`) against a bare Spark read and a bare Iceberg append of the
 # same files, 1M changes (src/cdc_lake/bench/file_landing.py): 15 minutes here.

@@ -5,10 +5,12 @@ that have a staging model (each format its own seed, so its own rows), which kee
 about 2.7 GB of Kafka JSON when all five formats are modelled (Debezium's 5.3 kB per change is
 the expensive one) instead of the 14 GB of all five formats carrying every change.
 
-Every format's stream is generated in `BATCHES` landing batches. The history is batches
-1..BATCHES-1 minus every `LATE_EVERY`-th record (held back); the increment is the last batch (+1 %
-new changes) plus the held-back records (+1 % late changes to old keys, so the history of those
-keys must be re-sliced).
+Every format's stream is generated in `batches(changes)` landing batches: 100 up to 1M changes,
+one per 10,000 changes above. The history is every batch but the last, minus every batches-th
+record (held back); the increment is the last batch (new changes) plus the held-back records (late
+changes to old keys, so the history of those keys must be re-sliced): +1 % new and +1 % late up to
+1M, and from 1M on a fixed 20,000 changes, half new and half late, so that an incremental build
+at 5M pays for the same batch as at 1M and measures the history's size alone.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from pathlib import Path
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.formats import FORMATS
 
-BATCHES = 100
-LATE_EVERY = 100
+MIN_BATCHES = 100
+CHANGES_PER_BATCH_FROM_1M = 10_000
 SIZES = {"tiny": 2_000, "small": 100_000, "100k": 100_000, "1m": 1_000_000, "5m": 5_000_000}
 
 
@@ -49,6 +51,12 @@ def size_label(changes: int) -> str:
     if changes >= 1_000 and changes % 1_000 == 0:
         return f"{changes // 1_000}k"
     return str(changes)
+
+
+def batches(changes: int) -> int:
+    """Landing batches of a workload of this many changes: the last one is the increment's new half,
+    and every batches-th record of the others its late half."""
+    return max(MIN_BATCHES, changes // CHANGES_PER_BATCH_FROM_1M)
 
 
 def modelled_formats() -> list[str]:
@@ -77,6 +85,7 @@ class Workload:
     changes: int
     formats: list[FormatWorkload]
     seconds: float = 0.0
+    batches: int = MIN_BATCHES
 
     @property
     def history_records(self) -> int:
@@ -94,14 +103,18 @@ class Workload:
         return sum(int(f.truth.get(key, 0)) for f in self.formats)
 
     def as_dict(self) -> dict:
-        return {"changes": self.changes, "seconds": self.seconds, "formats": [asdict(f) for f in self.formats]}
+        return {
+            "changes": self.changes, "batches": self.batches, "seconds": self.seconds,
+            "formats": [asdict(f) for f in self.formats],
+        }  # fmt: skip
 
 
-def _split(fmt: str, folder: Path, target: FormatWorkload) -> None:
-    """Write the history and increment files of one format from its batch files, then drop those."""
-    batch_files = sorted(folder.glob(f"{fmt}-*.jsonl"))
-    if len(batch_files) != BATCHES:
-        raise RuntimeError(f"{folder}: expected {BATCHES} batch files of {fmt}, found {len(batch_files)}")
+def _split(fmt: str, folder: Path, target: FormatWorkload, count: int) -> None:
+    """Write the history and increment files of one format from its `count` batch files, then drop
+    those."""
+    batch_files = sorted(folder.glob(f"{fmt}-*.jsonl"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    if len(batch_files) != count:
+        raise RuntimeError(f"{folder}: expected {count} batch files of {fmt}, found {len(batch_files)}")
     history_path, increment_path = Path(target.history_file), Path(target.increment_file)
     line_no = 0
     # binary: values may hold U+2028 and friends; lines end at \n only
@@ -110,7 +123,7 @@ def _split(fmt: str, folder: Path, target: FormatWorkload) -> None:
             with batch_file.open("rb") as handle:
                 for line in handle:
                     line_no += 1
-                    if line_no % LATE_EVERY == LATE_EVERY // 2:
+                    if line_no % count == count // 2:
                         increment.write(line)
                         target.late_records += 1
                     else:
@@ -150,16 +163,16 @@ def _truth_counts(fmt: str, truth: Path) -> dict[str, int]:
     return counts
 
 
-def _generate_one(target: FormatWorkload, folder: Path) -> None:
+def _generate_one(target: FormatWorkload, folder: Path, count: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     command = [
         sys.executable, "-m", "cdc_lake.cli", "generate", "--quiet",
         "--seed", str(target.seed), "--changes", str(target.changes), "--formats", target.fmt,
-        "--batches", str(BATCHES), "--out", str(folder),
+        "--batches", str(count), "--out", str(folder),
     ]  # fmt: skip
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     target.truth = _truth_counts(target.fmt, folder / "truth")
-    _split(target.fmt, folder, target)
+    _split(target.fmt, folder, target, count)
     shutil.rmtree(folder / "truth")  # 1.1 kB per change; the counts above are what the bench uses
 
 
@@ -172,8 +185,11 @@ def prepare(changes: int, work_dir: Path, formats: list[str] | None = None, seed
     manifest = work_dir / "workload.json"
     if manifest.exists():
         saved = json.loads(manifest.read_text())
-        if saved["changes"] == changes and [f["fmt"] for f in saved["formats"]] == formats:
-            loaded = Workload(changes, [FormatWorkload(**f) for f in saved["formats"]], saved["seconds"])
+        same = saved.get("batches", MIN_BATCHES) == batches(changes) and saved["changes"] == changes
+        if same and [f["fmt"] for f in saved["formats"]] == formats:
+            loaded = Workload(
+                changes, [FormatWorkload(**f) for f in saved["formats"]], saved["seconds"], batches(changes)
+            )
             if all(Path(f.history_file).exists() and Path(f.increment_file).exists() for f in loaded.formats):
                 return loaded
     share, extra = divmod(changes, len(formats))
@@ -189,10 +205,10 @@ def prepare(changes: int, work_dir: Path, formats: list[str] | None = None, seed
     ]
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda t: _generate_one(t, work_dir / f"gen_{t.fmt}"), targets))
+        list(pool.map(lambda t: _generate_one(t, work_dir / f"gen_{t.fmt}", batches(changes)), targets))
     for target in targets:
         shutil.rmtree(work_dir / f"gen_{target.fmt}", ignore_errors=True)
-    workload = Workload(changes, targets, time.monotonic() - started)
+    workload = Workload(changes, targets, time.monotonic() - started, batches(changes))
     manifest.write_text(json.dumps(workload.as_dict(), indent=1))
     return workload
 
