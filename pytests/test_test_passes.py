@@ -84,7 +84,8 @@ def test_a_batch_runs_again_every_test_of_what_the_same_build_wrote(builds):
     # a test must still see the versions its own build's models wrote before it started. (Key 1
     # again: the next test damages key 1, and a build's tests read its last batch's keys.)
     lake = builds[0]
-    lake.land("canal_flat", kcat_lines([canal_item("UPDATE", 1, "c", ES + 4000, 4, {"name": "b"})], topic=TOPIC, start_offset=3))
+    change = canal_item("UPDATE", 1, "c", ES + 4000, 4, {"name": "b"})
+    lake.land("canal_flat", kcat_lines([change], topic=TOPIC, start_offset=3))
     after_batch = outcomes(lake, lake.dbt("build", *SELECT))
     written = {"model.cdc_lake.cdc_changelog", "model.cdc_lake.cdc_history", "model.cdc_lake.base_canal_flat__messages"}
     readers = [skip for _, skip, reads in after_batch.values() if written & set(reads)]
