@@ -10,10 +10,13 @@ tool, not the pipeline (whose every step it runs many times over), so it runs in
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from cdc_lake.bench import build_parser, run
+from cdc_lake.bench.schedule_scale import BEGIN, STEPS
 
 
 @pytest.mark.bench
@@ -49,3 +52,23 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
     assert not (tmp_path / "work" / "workload_600").exists() or not list(
         (tmp_path / "work" / "workload_600").glob("*.jsonl")
     )
+
+
+@pytest.mark.bench
+def test_schedule_scale_times_every_step_and_renders_its_section(tmp_path):
+    # its own process: the bench opens a lake of its own and stops its Spark session at the end
+    report = tmp_path / "benchmarks.md"
+    command = [
+        sys.executable, "-m", "cdc_lake.bench.schedule_scale", "--size", "600", "--runs", "1",
+        "--work", str(tmp_path / "work"), "--results", str(tmp_path / "results"), "--report", str(report),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, timeout=900)
+
+    result = json.loads((tmp_path / "results" / "schedule_600.json").read_text())
+    assert set(STEPS) <= set(result["seconds"])
+    assert all(len(result["seconds"][step]) == 1 for step in ("noop_build", "small_batch_build", "incremental_build"))
+    assert 0 < result["small_batch_records"] <= result["increment_records"]
+    assert "cdc_history" in result["nodes"]["small_batch_build"]
+    section = report.read_text()
+    assert BEGIN in section and "`dbt build` of the small batch" in section
+    assert "target 4 (the increment at 5M against 1M): not measured" in section
