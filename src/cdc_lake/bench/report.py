@@ -413,7 +413,9 @@ def _startup_lines(results: list[dict]) -> list[str]:
 
 
 def render(results_dir: Path, report_path: Path, plot_path: Path) -> None:
-    results = [json.loads(p.read_text()) for p in sorted(results_dir.glob("*.json"))]
+    # one result per size (`<size>.json`, with its steps); the other benchmarks keep their own files there
+    loaded = [json.loads(p.read_text()) for p in sorted(results_dir.glob("*.json"))]
+    results = [r for r in loaded if "steps" in r and "changes" in r]
     if not results:
         return
     results.sort(key=lambda r: r["changes"])
