@@ -129,5 +129,12 @@ def _write(
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    run(args)
+    try:
+        run(args)
+    finally:
+        if not args.report_only:
+            from cdc_lake.servers.metastore import MetastoreServer
+
+            # the bench's lake's metastore server outlives this process unless stopped
+            MetastoreServer.for_lake(Path(args.work) / "lake").stop()
     return 0
