@@ -143,7 +143,7 @@ bench-increment: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.increment --cold $(BENCH_INCREMENT_ARGS)
 
 # What a schedule pays on a large history, warm (issue 40: the no-op build, a 1,000-record batch,
-# the +1 % new +1 % late increment): SIZE=1m here, then SIZE=5m (src/cdc_lake/bench/schedule_scale.py).
+# the fixed 20,000-change increment): SIZE=1m here, then SIZE=5m (src/cdc_lake/bench/schedule_scale.py).
 bench-schedule-scale: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.schedule_scale --size $(SIZE) $(BENCH_SCHEDULE_SCALE_ARGS)
 

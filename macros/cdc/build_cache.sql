@@ -57,8 +57,9 @@
         {%- do properties.append(sql_string_literal(key) ~ ' = ' ~ sql_string_literal(value)) -%}
     {%- endfor -%}
     {%- do run_query("alter table " ~ build_cache_relation() ~ " set tblproperties (" ~ properties | join(', ') ~ ")") -%}
-    {%- if 'build_cache' in build_memo() -%}
-        {%- do build_memo()['build_cache'].update(entries) -%}
+    {%- set memo = build_memo() -%}
+    {%- if 'build_cache' in memo -%}
+        {%- do memo['build_cache'].update(entries) -%}
     {%- endif -%}
 {% endmacro %}
 

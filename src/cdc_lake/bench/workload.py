@@ -5,7 +5,7 @@ that have a staging model (each format its own seed, so its own rows), which kee
 about 2.7 GB of Kafka JSON when all five formats are modelled (Debezium's 5.3 kB per change is
 the expensive one) instead of the 14 GB of all five formats carrying every change.
 
-Every format's stream is generated in `batches(changes)` landing batches: 100 up to 1M changes,
+Every format's stream is generated in `batch_count(changes)` landing batches: 100 up to 1M changes,
 one per 10,000 changes above. The history is every batch but the last, minus every batches-th
 record (held back); the increment is the last batch (new changes) plus the held-back records (late
 changes to old keys, so the history of those keys must be re-sliced): +1 % new and +1 % late up to
@@ -53,7 +53,7 @@ def size_label(changes: int) -> str:
     return str(changes)
 
 
-def batches(changes: int) -> int:
+def batch_count(changes: int) -> int:
     """Landing batches of a workload of this many changes: the last one is the increment's new half,
     and every batches-th record of the others its late half."""
     return max(MIN_BATCHES, changes // CHANGES_PER_BATCH_FROM_1M)
@@ -85,7 +85,10 @@ class Workload:
     changes: int
     formats: list[FormatWorkload]
     seconds: float = 0.0
-    batches: int = MIN_BATCHES
+
+    @property
+    def batches(self) -> int:
+        return batch_count(self.changes)
 
     @property
     def history_records(self) -> int:
@@ -185,11 +188,9 @@ def prepare(changes: int, work_dir: Path, formats: list[str] | None = None, seed
     manifest = work_dir / "workload.json"
     if manifest.exists():
         saved = json.loads(manifest.read_text())
-        same = saved.get("batches", MIN_BATCHES) == batches(changes) and saved["changes"] == changes
+        same = saved.get("batches", MIN_BATCHES) == batch_count(changes) and saved["changes"] == changes
         if same and [f["fmt"] for f in saved["formats"]] == formats:
-            loaded = Workload(
-                changes, [FormatWorkload(**f) for f in saved["formats"]], saved["seconds"], batches(changes)
-            )
+            loaded = Workload(changes, [FormatWorkload(**f) for f in saved["formats"]], saved["seconds"])
             if all(Path(f.history_file).exists() and Path(f.increment_file).exists() for f in loaded.formats):
                 return loaded
     share, extra = divmod(changes, len(formats))
@@ -204,11 +205,12 @@ def prepare(changes: int, work_dir: Path, formats: list[str] | None = None, seed
         for i, fmt in enumerate(formats)
     ]
     started = time.monotonic()
+    count = batch_count(changes)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda t: _generate_one(t, work_dir / f"gen_{t.fmt}", batches(changes)), targets))
+        list(pool.map(lambda t: _generate_one(t, work_dir / f"gen_{t.fmt}", count), targets))
     for target in targets:
         shutil.rmtree(work_dir / f"gen_{target.fmt}", ignore_errors=True)
-    workload = Workload(changes, targets, time.monotonic() - started, batches(changes))
+    workload = Workload(changes, targets, time.monotonic() - started)
     manifest.write_text(json.dumps(workload.as_dict(), indent=1))
     return workload
 
