@@ -72,3 +72,21 @@ def test_schedule_scale_times_every_step_and_renders_its_section(tmp_path):
     section = report.read_text()
     assert BEGIN in section and "`dbt build` of the small batch" in section
     assert "target 4 (the increment at 5M against 1M): not measured" in section
+
+
+def test_the_report_renders_the_size_results_beside_the_other_benchmarks_files(tmp_path):
+    # bench/results holds every benchmark's JSON; the report is made of the per-size ones only
+    from cdc_lake.bench import report as bench_report
+    from cdc_lake.env import PROJECT_DIR
+
+    stored = PROJECT_DIR / "bench" / "results"
+    results = tmp_path / "results"
+    results.mkdir()
+    for name in ("100k.json", "scheduled.json", "increment.json", "schedule_1m.json"):
+        (results / name).write_text((stored / name).read_text())
+    page = tmp_path / "benchmarks.md"
+    bench_report.render(results, page, tmp_path / "benchmarks.png")
+
+    size = json.loads((stored / "100k.json").read_text())
+    text = page.read_text()
+    assert "(a) limit" in text and size["started_at"] in text
