@@ -83,8 +83,9 @@ touched_keys as (
 
     built_keys as (
 
-        -- what earlier builds saw of each touched key (narrow columns of the change log)
-        select
+        -- what earlier builds saw of each touched key (narrow columns of the change log); a
+        -- small batch's keys are broadcast, so the scan is cut map-side instead of shuffled whole
+        select {% if broadcast_keys %}/*+ broadcast(touched_keys) */{% endif %}
             {{ key_columns }},
             max(change_order) as last_built_order,
             max(commit_ts) as last_built_ts
@@ -195,7 +196,8 @@ touched_keys as (
     built_versions as (
 
         -- the ids of the built versions of late keys: those the rebuild no longer produces are deleted
-        select {{ qualified_columns('existing', ['version_id'] + keys) }}
+        select {% if broadcast_keys %}/*+ broadcast(late_keys) */{% endif %}
+            {{ qualified_columns('existing', ['version_id'] + keys) }}
         from {{ this }} as existing
         left semi join late_keys
             on {{ join_on_keys('existing', 'late_keys', keys) }}
