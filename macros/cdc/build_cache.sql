@@ -77,14 +77,15 @@
 {% endmacro %}
 
 
-{% macro input_versions(node_ids, versions=none) %}
+{% macro input_versions(node_ids, versions=none, views_only=false) %}
     {#- `relation=version` for every relation the nodes read, sorted: a table's current Iceberg
         snapshot, a view's SQL hash (spark__create_view_as) and, through the view, the versions of
         what it reads; an ephemeral model stands for what it reads. None when any version is
         unknown (a relation missing or not Iceberg). A view's hash comes from dbt's relation cache
         when the build has not re-created it, so only tables cost a query (`show tblproperties`),
         once each. What a data test's pass (test_fingerprint) and a cached typed column list
-        (typed_columns) are valid for. -#}
+        (typed_columns) are valid for. `views_only`: the views alone, no query at all (what a
+        data test cut to a batch requires unchanged since its last pass, batch_cut_allowed). -#}
     {%- set versions = {} if versions is none else versions -%}
     {%- for node_id in node_ids -%}
         {%- set node = graph.sources.get(node_id) or graph.nodes.get(node_id) -%}
@@ -93,10 +94,12 @@
         {%- endif -%}
         {%- set materialized = node.config.materialized if node.resource_type == 'model' else 'table' -%}
         {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias or node.identifier) -%}
-        {%- if materialized in ('view', 'ephemeral') and input_versions(node.depends_on.nodes, versions) is none -%}
+        {%- if materialized in ('view', 'ephemeral')
+               and input_versions(node.depends_on.nodes, versions, views_only) is none -%}
             {{ return(none) }}
         {%- endif -%}
-        {%- if materialized != 'ephemeral' and relation | string not in versions -%}
+        {%- if materialized != 'ephemeral' and relation | string not in versions
+               and (materialized == 'view' or not views_only) -%}
             {%- set version = (view_sql_hash(relation) or relation_property(relation, 'cdc_lake.view_sql_hash'))
                               if materialized == 'view' else table_version(relation) -%}
             {%- if version is none -%}

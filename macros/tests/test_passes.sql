@@ -1,17 +1,20 @@
 {% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) %}
     {#- dbt's failure count of a data test, or, when the test passed before on exactly these inputs
         and this SQL (test_fingerprint equals the one its last pass recorded), that pass again
-        without a query. A test that runs leaves its fingerprint for record_test_passes, which
-        keeps it if the test passes. -#}
+        without a query. A test that runs leaves its fingerprint, and for a test cut to a batch the
+        views it reads (test_view_versions), for record_test_passes, which keeps them if the test
+        passes. -#}
     {%- set fingerprint = test_fingerprint(main_sql, fail_calc, warn_if, error_if) -%}
     {%- if fingerprint is not none and fingerprint == last_test_pass(model.unique_id) -%}
         select 0 as failures, false as should_warn, false as should_error
         /* cdc_lake: inputs and SQL unchanged since this test's last pass ({{ fingerprint }}) */
     {%- else -%}
-        {%- if fingerprint is not none -%}
+        {%- set views = test_view_versions() -%}
+        {%- if fingerprint is not none or views is not none -%}
             {%- do run_query("create or replace global temporary view " ~ pending_test_pass_view(model.unique_id)
                              ~ " as select " ~ sql_string_literal(model.unique_id) ~ " as test_id, "
-                             ~ sql_string_literal(fingerprint) ~ " as fingerprint") -%}
+                             ~ ("null" if fingerprint is none else sql_string_literal(fingerprint)) ~ " as fingerprint, "
+                             ~ ("null" if views is none else sql_string_literal(views)) ~ " as views") -%}
         {%- endif -%}
         {{ default__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) }}
     {%- endif -%}
@@ -48,6 +51,35 @@
 {% endmacro %}
 
 
+{% macro test_views_property(test_id) %}
+    {{ return('cdc_lake.views.' ~ test_id) }}
+{% endmacro %}
+
+
+{% macro test_view_versions() %}
+    {#- For a data test whose `where` cuts it to a batch (the cdc placeholders): one MD5 of the SQL
+        hash of every view it reads (input_versions, no query); none for any other test, or when
+        a view's hash is unknown. -#}
+    {%- if not execute or '__cdc_batch' not in (config.get('where') or '') -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set views = input_versions(model.depends_on.nodes, views_only=true) -%}
+    {{ return(none if views is none else local_md5('views:' ~ views | join(';'))) }}
+{% endmacro %}
+
+
+{% macro batch_cut_allowed() %}
+    {#- Whether a data test may read only the last batch (spark__get_where_subquery): it passed
+        before, and every view it reads has the SQL it had then. A view redefined since (a typed
+        view after a column type changed, or cdc_current with another retention) puts every row
+        under its new SQL, so the test reads every row, once. Rows that earlier passes checked
+        and that the pipeline wrote again are the batch's; a table damaged by hand outside the
+        batch's keys is left to the full check (`cdc_check_all`), as before. -#}
+    {%- set recorded = build_cache_get(test_views_property(model.unique_id)) -%}
+    {{ return(recorded is not none and recorded == test_view_versions()) }}
+{% endmacro %}
+
+
 {% macro pending_test_pass_view(test_id) %}
     {#- The name of the global temporary view (in schema global_temp) in which a running test leaves its fingerprint for
         record_test_passes: global, so a Thrift server's per-connection sessions share it; named
@@ -62,10 +94,11 @@
 
 
 {% macro record_test_passes(results) %}
-    {#- on-run-end: records, in one commit, the fingerprint of every data test that ran in this
-        invocation and passed (spark__get_test_sql left it in a pending view), then drops the
-        invocation's pending views. A test that failed, warned or errored records nothing, so it
-        runs again next time; so does one whose record is lost (a killed build). -#}
+    {#- on-run-end: records, in one commit, the fingerprint (and views, test_view_versions) of every
+        data test that ran in this invocation and passed (spark__get_test_sql left them in a
+        pending view), then drops the invocation's pending views. A test that failed, warned or
+        errored records nothing, so it runs again next time; so does one whose record is lost (a
+        killed build). -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
     {%- endif -%}
@@ -84,8 +117,13 @@
     {%- endfor -%}
     {%- if passed -%}
         {%- set entries = {} -%}
-        {%- for test_id, fingerprint in run_query(passed | join(' union all ')) -%}
-            {%- do entries.update({test_pass_property(test_id): fingerprint}) -%}
+        {%- for test_id, fingerprint, views in run_query(passed | join(' union all ')) -%}
+            {%- if fingerprint is not none -%}
+                {%- do entries.update({test_pass_property(test_id): fingerprint}) -%}
+            {%- endif -%}
+            {%- if views is not none -%}
+                {%- do entries.update({test_views_property(test_id): views}) -%}
+            {%- endif -%}
         {%- endfor -%}
         {%- do build_cache_put(entries) -%}
     {%- endif -%}

@@ -99,14 +99,16 @@
           are those of tested_keys: of every incremental model the test reads, so a test that
           reads a second model (and calls this macro on it too) cuts both sides alike.
         Either stands for the whole table when tested_batch says so (var `cdc_check_all`, a first or
-        full-refresh build, a model that records no batch). -#}
+        full-refresh build, a model that records no batch), or when the test has not passed since
+        a view it reads was redefined (batch_cut_allowed). -#}
     {%- set where = config.get('where') -%}
     {%- if not where -%}
         {{ return(relation) }}
     {%- endif -%}
     {%- if '__cdc_batch' in where -%}
-        {%- set batch = tested_batch(relation) if '__cdc_batch__' in where else none -%}
-        {%- set tested = tested_keys() if '__cdc_batch_keys__' in where else none -%}
+        {%- set allowed = batch_cut_allowed() -%}
+        {%- set batch = tested_batch(relation) if allowed and '__cdc_batch__' in where else none -%}
+        {%- set tested = tested_keys() if allowed and '__cdc_batch_keys__' in where else none -%}
         {%- if batch is none and tested is none and where | trim in ('__cdc_batch__', '__cdc_batch_keys__') -%}
             {#- the plain relation: tests that read it by name (time travel, metadata) still work -#}
             {{ return(relation) }}
