@@ -98,6 +98,10 @@
                and input_versions(node.depends_on.nodes, versions, views_only) is none -%}
             {{ return(none) }}
         {%- endif -%}
+        {#- a view missing from dbt's relation cache (never built in this schema) has no version -#}
+        {%- if materialized == 'view' and load_relation(relation) is none -%}
+            {{ return(none) }}
+        {%- endif -%}
         {%- if materialized != 'ephemeral' and relation | string not in versions
                and (materialized == 'view' or not views_only) -%}
             {%- set version = (view_sql_hash(relation) or relation_property(relation, 'cdc_lake.view_sql_hash'))
