@@ -99,6 +99,30 @@ def test_models_whose_last_builds_differ_are_compared_on_the_same_keys(scheduled
     assert len(compared) == 1 and {status[name] for name in compared} == {"pass"}
 
 
+def test_a_view_of_an_incremental_model_is_checked_on_the_keys_its_batch_touched(scheduled):
+    """cdc_current is a view of cdc_history: its uniqueness test reads the keys cdc_history's last
+    batch touched (key 2), found through the view, not every key; the full check reads them all."""
+    lake, _ = scheduled
+    unique = "unique_combination_cdc_current_source_system__database_name__table_name__row_key"
+
+    def second_latest_version(row_id: int, latest: bool) -> None:
+        lake.rows(f"update {{schema}}.cdc_history set is_latest = {str(latest).lower()} "
+                  f"where row_key = '{row_id}' and op = 'c'")
+
+    lake.check_all = False
+    try:
+        second_latest_version(1, True)
+        assert unique not in failed_tests(lake.dbt("test", "--select", "cdc_current", expect_success=False))
+        second_latest_version(2, True)
+        assert unique in failed_tests(lake.dbt("test", "--select", "cdc_current", expect_success=False))
+        second_latest_version(2, False)
+        lake.check_all = True
+        assert unique in failed_tests(lake.dbt("test", "--select", "cdc_current", expect_success=False))
+    finally:
+        second_latest_version(1, False)
+        second_latest_version(2, False)
+
+
 def test_a_view_redefined_since_the_last_pass_is_tested_whole(scheduled):
     """A batch cut is sound only for rows whose SQL has not changed since they were checked: a test
     reading a view that was redefined since its last pass (here cdc_current, by the retention var

@@ -64,30 +64,79 @@
 
 {% macro tested_keys() %}
     {#- The keys a data test with `__cdc_batch_keys__` reads, the same for every relation it reads:
-        each key that the last build of any incremental model the test depends on (one with the
-        row key columns, cdc_row_key_columns) wrote, as a select of those columns. One key set for
-        all, because two models compared row by row (current_matches_replay)
-        must be cut alike: each cut to its own batch differs after a build that was killed between
-        the two models (the next build writes the change log's batch empty and cdc_current's whole),
-        and the comparison then fails on correct tables. None, to read whole tables, when any such
-        model's last build recorded no batch (tested_batch). Reads the test node (`model` in a data
-        test's context) and the graph; one `show tblproperties` per such model. -#}
+        each key that the last build of any incremental model the test reads (batch_key_models:
+        one with the row key columns, cdc_row_key_columns, read directly or through views) wrote,
+        as a select of those columns. One key set for all, because two models compared row by row
+        (current_matches_replay) must be cut alike: each cut to its own batch differs after a
+        build that was killed between the two models (the next build writes the change log's
+        batch empty and cdc_current's whole), and the comparison then fails on correct tables.
+        None, to read whole tables, when any such model's last build recorded no batch
+        (tested_batch), or when the test reads no such model. Reads the test node (`model` in a
+        data test's context) and the graph; one `show tblproperties` per such model. -#}
     {%- set keys = cdc_row_key_columns() -%}
     {%- set selects = [] -%}
-    {%- for node_id in model.depends_on.nodes -%}
-        {%- set node = graph.nodes.get(node_id) -%}
-        {%- if node and node.resource_type == 'model' and node.config.materialized == 'incremental'
-               and keys | reject('in', node.columns) | list | length == 0 -%}
-            {%- set relation = api.Relation.create(database=node.database, schema=node.schema,
-                                                   identifier=node.alias) -%}
-            {%- set batch = tested_batch(relation) -%}
-            {%- if batch is none -%}
-                {{ return(none) }}
-            {%- endif -%}
-            {%- do selects.append('select ' ~ keys | join(', ') ~ ' from ' ~ relation ~ ' where ' ~ batch) -%}
+    {%- for node in batch_key_models(model.depends_on.nodes) -%}
+        {%- set relation = api.Relation.create(database=node.database, schema=node.schema,
+                                               identifier=node.alias) -%}
+        {%- set batch = tested_batch(relation) -%}
+        {%- if batch is none -%}
+            {{ return(none) }}
         {%- endif -%}
+        {%- do selects.append('select ' ~ keys | join(', ') ~ ' from ' ~ relation ~ ' where ' ~ batch) -%}
     {%- endfor -%}
     {{ return(selects | join(' union ') if selects else none) }}
+{% endmacro %}
+
+
+{% macro batch_key_models(node_ids, found=none) %}
+    {#- The incremental models with the row key columns that the nodes read, directly or through
+        views and ephemeral models (cdc_current is a view of cdc_history: its rows change only for
+        the keys cdc_history's batch touched, and batch_cut_allowed makes sure the view's SQL did
+        not change either), each once, in the order first met. -#}
+    {%- set found = [] if found is none else found -%}
+    {%- set keys = cdc_row_key_columns() -%}
+    {%- for node_id in node_ids -%}
+        {%- set node = graph.nodes.get(node_id) -%}
+        {%- if node and node.resource_type == 'model'
+               and node.unique_id not in found | map(attribute='unique_id') | list -%}
+            {%- if node.config.materialized == 'incremental'
+                   and keys | reject('in', node.columns) | list | length == 0 -%}
+                {%- do found.append(node) -%}
+            {%- elif node.config.materialized in ('view', 'ephemeral') -%}
+                {%- do batch_key_models(node.depends_on.nodes, found) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}
+
+
+{% macro tested_keys_are_few(tested) %}
+    {#- Whether the key set `tested` (tested_keys) has at most var `cdc_broadcast_max_rows` keys,
+        so that a test may broadcast it (batch_keys_semi_join) rather than shuffle and sort the
+        whole table it cuts. One count per key set and invocation (build_memo): the tests of one
+        model read the same keys. -#}
+    {%- set counts = build_memo().setdefault('tested_key_counts', {}) -%}
+    {%- if tested not in counts -%}
+        {%- do counts.update({tested: run_query('select count(*) from (' ~ tested ~ ')').columns[0].values()[0]}) -%}
+    {%- endif -%}
+    {{ return(counts[tested] <= var('cdc_broadcast_max_rows', 200000) | int) }}
+{% endmacro %}
+
+
+{% macro batch_keys_semi_join(relation, tested) %}
+    {#- The rows of `relation` whose keys are in `tested` (tested_keys), as a subquery without alias:
+        a left semi join on the row key columns with the keys broadcast. Spark plans the same cut
+        written as `(keys) in (select ...)` as a sort-merge join, since it cannot tell how few keys a
+        filtered scan returns: it then shuffles every row of the table (985k change-log rows in full
+        width at 1M) to keep a few thousand. Key columns are never null (the change log's
+        not_null tests), so `=` keeps what `in` keeps. -#}
+    {%- set on = [] -%}
+    {%- for column in cdc_row_key_columns() -%}
+        {%- do on.append('cdc_cut.' ~ column ~ ' = cdc_batch_keys.' ~ column) -%}
+    {%- endfor -%}
+    {{ return('(select /*+ broadcast(cdc_batch_keys) */ cdc_cut.* from ' ~ relation ~ ' as cdc_cut'
+              ~ ' left semi join (' ~ tested ~ ') as cdc_batch_keys on ' ~ on | join(' and ') ~ ')') }}
 {% endmacro %}
 
 
@@ -97,7 +146,9 @@
         - `__cdc_batch_keys__`: every row of the source rows (cdc_row_key_columns) that build
           touched, for tests that compare rows of one key (uniqueness, version chains). The keys
           are those of tested_keys: of every incremental model the test reads, so a test that
-          reads a second model (and calls this macro on it too) cuts both sides alike.
+          reads a second model (and calls this macro on it too) cuts both sides alike. As the
+          whole `where`, and with few keys (tested_keys_are_few), a broadcast semi join
+          (batch_keys_semi_join); otherwise `(keys) in (select ...)`.
         Either stands for the whole table when tested_batch says so (var `cdc_check_all`, a first or
         full-refresh build, a model that records no batch), or when the test has not passed since
         a view it reads was redefined (batch_cut_allowed). -#}
@@ -112,6 +163,9 @@
         {%- if batch is none and tested is none and where | trim in ('__cdc_batch__', '__cdc_batch_keys__') -%}
             {#- the plain relation: tests that read it by name (time travel, metadata) still work -#}
             {{ return(relation) }}
+        {%- endif -%}
+        {%- if tested is not none and where | trim == '__cdc_batch_keys__' and tested_keys_are_few(tested) -%}
+            {{ return(batch_keys_semi_join(relation, tested)) }}
         {%- endif -%}
         {%- set batch_keys = 'true' if tested is none else
             '(' ~ cdc_row_key_columns() | join(', ') ~ ') in (' ~ tested ~ ')' -%}
