@@ -8,6 +8,7 @@ build, however the skip is computed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,44 @@ def test_a_batch_runs_again_every_test_of_what_the_same_build_wrote(builds):
     # the seeds' tests read nothing the batch changed
     seeds = [skip for _, skip, reads in after_batch.values() if reads and all(r.startswith("seed.") for r in reads)]
     assert seeds and all(seeds)
+
+
+def test_a_batch_counts_its_tested_keys_once_and_a_build_with_nothing_new_reads_the_count(builds):
+    """The tests cut to a batch's keys broadcast them when they are few (macro tested_keys_are_few):
+    the batch of the test above touched key 1 only, so every key set counted holds that key's
+    rows of the batch, and the count is kept in the build cache. A build with nothing landed reads it there instead of
+    counting again: told (by hand) that the sets are huge, it cuts with `in (select ...)`."""
+    lake = builds[0]
+    counts_entry = "cdc_lake.tested_key_counts"
+
+    def cache() -> dict[str, str]:
+        return {r["key"]: r["value"] for r in lake.rows("show tblproperties {schema}.cdc_build_cache")}
+
+    def replay_sql() -> str:
+        [compiled] = (Path(lake.project_dir) / "target" / "compiled").rglob("current_matches_replay_*.sql")
+        return compiled.read_text()
+
+    counts = json.loads(cache()[counts_entry])
+    # the change log's key rows (key 1's one change), the history's (key 1's version the change
+    # closed and the one it opened) and the two together (`union`: key 1 once)
+    assert sorted(counts.values()) == [1, 1, 2]
+    assert "broadcast(cdc_batch_keys)" in replay_sql()
+    huge = {name: 10**9 for name in counts}
+
+    def keep(kept: dict[str, int]) -> None:
+        text = json.dumps(kept).replace("{", "{{").replace("}", "}}")  # lake.rows formats the query
+        lake.rows(f"alter table {{schema}}.cdc_build_cache set tblproperties ('{counts_entry}' = '{text}')")
+
+    keep(huge)
+    try:
+        lake.dbt("build", *SELECT)
+        assert "broadcast(cdc_batch_keys)" not in replay_sql() and " in (select " in replay_sql()
+        assert json.loads(cache()[counts_entry]) == huge  # what the build read is what it keeps
+    finally:
+        keep(counts)
+    # the tests' SQL is the broadcast form again: they run once and record passes of that SQL
+    lake.dbt("build", *SELECT)
+    assert "broadcast(cdc_batch_keys)" in replay_sql()
 
 
 def test_damage_after_a_pass_fails_the_next_build_and_only_its_readers_run(builds):

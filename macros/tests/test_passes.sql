@@ -98,15 +98,23 @@
         data test that ran in this invocation and passed (spark__get_test_sql left them in a
         pending view), then drops the invocation's pending views. A test that failed, warned or
         errored records nothing, so it runs again next time; so does one whose record is lost (a
-        killed build). -#}
+        killed build). The same commit keeps the key counts the tests asked for (tested_key_counts)
+        when they changed. -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
+    {%- endif -%}
+    {%- set entries = {} -%}
+    {#- the key counts this invocation's tests read, when they are not what the cache holds -#}
+    {%- set counts = build_memo().get('tested_key_counts') -%}
+    {%- if counts and counts['used'] and counts['used'] != counts['known'] -%}
+        {%- do entries.update({tested_key_counts_property(): tojson(counts['used'])}) -%}
     {%- endif -%}
     {%- set pending = [] -%}
     {%- for row in run_query("show views in global_temp like '" ~ pending_test_pass_prefix() ~ "*'") -%}
         {%- do pending.append(row[1]) -%}
     {%- endfor -%}
     {%- if pending | length == 0 -%}
+        {%- do build_cache_put(entries) -%}
         {{ return('') }}
     {%- endif -%}
     {%- set passed = [] -%}
@@ -116,7 +124,6 @@
         {%- do passed.append('select * from global_temp.' ~ pending_test_pass_view(result.node.unique_id)) -%}
     {%- endfor -%}
     {%- if passed -%}
-        {%- set entries = {} -%}
         {%- for test_id, fingerprint, views in run_query(passed | join(' union all ')) -%}
             {%- if fingerprint is not none -%}
                 {%- do entries.update({test_pass_property(test_id): fingerprint}) -%}
@@ -125,8 +132,8 @@
                 {%- do entries.update({test_views_property(test_id): views}) -%}
             {%- endif -%}
         {%- endfor -%}
-        {%- do build_cache_put(entries) -%}
     {%- endif -%}
+    {%- do build_cache_put(entries) -%}
     {%- for view in pending -%}
         {%- do run_query("drop view if exists global_temp." ~ view) -%}
     {%- endfor -%}

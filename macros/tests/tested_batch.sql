@@ -114,13 +114,36 @@
 {% macro tested_keys_are_few(tested) %}
     {#- Whether the key set `tested` (tested_keys) has at most var `cdc_broadcast_max_rows` keys,
         so that a test may broadcast it (batch_keys_semi_join) rather than shuffle and sort the
-        whole table it cuts. One count per key set and invocation (build_memo): the tests of one
-        model read the same keys. -#}
-    {%- set counts = build_memo().setdefault('tested_key_counts', {}) -%}
-    {%- if tested not in counts -%}
-        {%- do counts.update({tested: run_query('select count(*) from (' ~ tested ~ ')').columns[0].values()[0]}) -%}
+        whole table it cuts. Counted once per key set: the count is kept for the invocation
+        (tested_key_counts) and, by record_test_passes, in the build cache, so that a build with
+        nothing landed, whose tests read the same keys as the last one, counts nothing. -#}
+    {%- set counts = tested_key_counts() -%}
+    {%- set name = local_md5(tested) -%}
+    {%- if name not in counts['used'] -%}
+        {%- set known = counts['known'].get(name) -%}
+        {%- do counts['used'].update({name: known if known is not none else
+            run_query('select count(*) from (' ~ tested ~ ')').columns[0].values()[0] | int}) -%}
     {%- endif -%}
-    {{ return(counts[tested] <= var('cdc_broadcast_max_rows', 200000) | int) }}
+    {{ return(counts['used'][name] <= var('cdc_broadcast_max_rows', 200000) | int) }}
+{% endmacro %}
+
+
+{% macro tested_key_counts_property() %}
+    {#- The build cache entry with the key counts of the last invocation's tests (tested_keys_are_few). -#}
+    {{ return('cdc_lake.tested_key_counts') }}
+{% endmacro %}
+
+
+{% macro tested_key_counts() %}
+    {#- This invocation's key counts (build_memo): `known`, what the build cache kept from the last
+        invocation that counted (MD5 of a key set's select -> count), and `used`, those this
+        invocation's tests asked for. -#}
+    {%- set memo = build_memo() -%}
+    {%- if 'tested_key_counts' not in memo -%}
+        {%- set kept = build_cache_get(tested_key_counts_property()) -%}
+        {%- do memo.setdefault('tested_key_counts', {'known': fromjson(kept) if kept else {}, 'used': {}}) -%}
+    {%- endif -%}
+    {{ return(memo['tested_key_counts']) }}
 {% endmacro %}
 
 
