@@ -112,8 +112,8 @@
 
 
 {% macro tested_keys_are_few(tested) %}
-    {#- Whether the key set `tested` (tested_keys) has at most var `cdc_broadcast_max_rows` keys,
-        so that a test may broadcast it (batch_keys_semi_join) rather than shuffle and sort the
+    {#- Whether the key set `tested` (tested_keys) has at most var `cdc_broadcast_max_rows` rows
+        (keys, a key once per row of the batch that holds it: what a broadcast holds), so that a test may broadcast it (batch_keys_semi_join) rather than shuffle and sort the
         whole table it cuts. Counted once per key set: the count is kept for the invocation
         (tested_key_counts) and, by record_test_passes, in the build cache, so that a build with
         nothing landed, whose tests read the same keys as the last one, counts nothing. -#}
