@@ -43,9 +43,13 @@ def outcomes(lake: Any, build: Any) -> dict[str, tuple[str, bool, list[str]]]:
     return found
 
 
+def build_cache(lake: Any) -> dict[str, str]:
+    """Every entry of the lake's build cache (its table properties)."""
+    return {r["key"]: r["value"] for r in lake.rows("show tblproperties {schema}.cdc_build_cache")}
+
+
 def recorded_passes(lake: Any) -> dict[str, str]:
-    rows = lake.rows("show tblproperties {schema}.cdc_build_cache")
-    return {r["key"]: r["value"] for r in rows if r["key"].startswith("cdc_lake.pass.")}
+    return {key: value for key, value in build_cache(lake).items() if key.startswith("cdc_lake.pass.")}
 
 
 # the seeds and every model a schedule builds up to cdc_history and from it, without the typed
@@ -100,19 +104,17 @@ def test_a_batch_runs_again_every_test_of_what_the_same_build_wrote(builds):
 def test_a_batch_counts_its_tested_keys_once_and_a_build_with_nothing_new_reads_the_count(builds):
     """The tests cut to a batch's keys broadcast them when they are few (macro tested_keys_are_few):
     the batch of the test above touched key 1 only, so every key set counted holds that key's
-    rows of the batch, and the count is kept in the build cache. A build with nothing landed reads it there instead of
-    counting again: told (by hand) that the sets are huge, it cuts with `in (select ...)`."""
+    rows of the batch, and the count is kept in the build cache. A build with nothing landed reads
+    it there instead of counting again: told (by hand) that the sets are huge, it cuts with
+    `in (select ...)`."""
     lake = builds[0]
     counts_entry = "cdc_lake.tested_key_counts"
-
-    def cache() -> dict[str, str]:
-        return {r["key"]: r["value"] for r in lake.rows("show tblproperties {schema}.cdc_build_cache")}
 
     def replay_sql() -> str:
         [compiled] = (Path(lake.project_dir) / "target" / "compiled").rglob("current_matches_replay_*.sql")
         return compiled.read_text()
 
-    counts = json.loads(cache()[counts_entry])
+    counts = json.loads(build_cache(lake)[counts_entry])
     # the change log's key rows (key 1's one change), the history's (key 1's version the change
     # closed and the one it opened) and the two together (`union`: key 1 once)
     assert sorted(counts.values()) == [1, 1, 2]
@@ -127,7 +129,7 @@ def test_a_batch_counts_its_tested_keys_once_and_a_build_with_nothing_new_reads_
     try:
         lake.dbt("build", *SELECT)
         assert "broadcast(cdc_batch_keys)" not in replay_sql() and " in (select " in replay_sql()
-        assert json.loads(cache()[counts_entry]) == huge  # what the build read is what it keeps
+        assert json.loads(build_cache(lake)[counts_entry]) == huge  # what the build read is what it keeps
     finally:
         keep(counts)
     # the tests' SQL is the broadcast form again: they run once and record passes of that SQL

@@ -113,10 +113,6 @@
     {%- for row in run_query("show views in global_temp like '" ~ pending_test_pass_prefix() ~ "*'") -%}
         {%- do pending.append(row[1]) -%}
     {%- endfor -%}
-    {%- if pending | length == 0 -%}
-        {%- do build_cache_put(entries) -%}
-        {{ return('') }}
-    {%- endif -%}
     {%- set passed = [] -%}
     {%- for result in results
            if result.node.resource_type == 'test' and result.status == 'pass'

@@ -113,8 +113,9 @@
 
 {% macro tested_keys_are_few(tested) %}
     {#- Whether the key set `tested` (tested_keys) has at most var `cdc_broadcast_max_rows` rows
-        (keys, a key once per row of the batch that holds it: what a broadcast holds), so that a test may broadcast it (batch_keys_semi_join) rather than shuffle and sort the
-        whole table it cuts. Counted once per key set: the count is kept for the invocation
+        (a key once per row of the batch that holds it: what a broadcast holds), so that a test
+        may broadcast it (batch_keys_semi_join) rather than shuffle and sort the whole table it
+        cuts. Counted once per key set: the count is kept for the invocation
         (tested_key_counts) and, by record_test_passes, in the build cache, so that a build with
         nothing landed, whose tests read the same keys as the last one, counts nothing. -#}
     {%- set counts = tested_key_counts() -%}
@@ -154,12 +155,9 @@
         filtered scan returns: it then shuffles every row of the table (985k change-log rows in full
         width at 1M) to keep a few thousand. Key columns are never null (the change log's
         not_null tests), so `=` keeps what `in` keeps. -#}
-    {%- set on = [] -%}
-    {%- for column in cdc_row_key_columns() -%}
-        {%- do on.append('cdc_cut.' ~ column ~ ' = cdc_batch_keys.' ~ column) -%}
-    {%- endfor -%}
     {{ return('(select /*+ broadcast(cdc_batch_keys) */ cdc_cut.* from ' ~ relation ~ ' as cdc_cut'
-              ~ ' left semi join (' ~ tested ~ ') as cdc_batch_keys on ' ~ on | join(' and ') ~ ')') }}
+              ~ ' left semi join (' ~ tested ~ ') as cdc_batch_keys on '
+              ~ join_on_keys('cdc_cut', 'cdc_batch_keys', cdc_row_key_columns()) ~ ')') }}
 {% endmacro %}
 
 
