@@ -199,12 +199,14 @@ def e2e(spark) -> Iterator[E2E]:
         ]
         worker = KafkaConnect(folder / "connect", kafka_broker.bootstrap, connectors).start()
         worker.wait_running()
+        snapshot_txns = recorder.committed
+        wait_for_snapshots(recorder, worker, kafka_broker.bootstrap)
         for group in sorted({lake_group(v) for v in VARIANTS}):
             lake = Lake(spark, f"t_e2e_{group}")
             lake.project_dir = project
             lake.drop()
             lakes[group] = lake
-        state = E2E(server, recorder, worker, kafka_broker, lakes, folder, snapshot_txns=recorder.committed)
+        state = E2E(server, recorder, worker, kafka_broker, lakes, folder, snapshot_txns=snapshot_txns)
         state.timings["servers and snapshot"] = time.monotonic() - started
         yield state
     finally:
@@ -266,6 +268,30 @@ def wait_for_marker(state: E2E, prefix: str, round_no: int, timeout: float = 600
             f"{prefix}: round {round_no} not captured within {timeout:.0f}s: {state.worker.log_tail()}"
         )
     time.sleep(3.0)
+
+
+def wait_for_snapshots(recorder: Recorder, worker: KafkaConnect, bootstrap: str, timeout: float = 600.0) -> None:
+    """A connector reported RUNNING may still be snapshotting, and DDL run meanwhile breaks the
+    snapshot's SELECT (a renamed column). Debezium streams only after its snapshot: once a marker
+    change arrives as a streamed change (not a snapshot read), that connector's snapshot is done.
+    A marker the snapshot read instead is followed by a new one (0, -1, ...: each a real change)."""
+    deadline = time.monotonic() + timeout
+    waiting = [variant.name for variant in VARIANTS]
+    for mark in range(0, -1_000, -1):
+        recorder.mark(mark)
+
+        def is_streamed_mark(value: dict, mark: int = mark) -> bool:
+            payload = value.get("payload", value)
+            return payload.get("op") in ("c", "u") and (payload.get("after") or {}).get("round_no") == mark
+
+        waiting = [name for name in waiting if not wait_for_message(
+            bootstrap, f"{name}.{DATABASE}.sync_marker", is_streamed_mark, timeout=20.0,
+            while_alive=worker.check_alive)]
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            break
+    raise AssertionError(f"{waiting}: snapshot not done within {timeout:.0f}s: {worker.log_tail()}")
 
 
 @pytest.fixture(scope="module")
