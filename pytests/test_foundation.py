@@ -115,3 +115,17 @@ def test_delete_markers_kept_unless_retention_is_set(built):
     current = built.rows("select row_key, is_deleted from {schema}.cdc_current")
     assert sorted(r["row_key"] for r in current) == ["101", "104", "105", "106", "107", "108", "109", "110"]
     assert not any(r["is_deleted"] for r in current)
+
+
+def test_a_record_staged_twice_is_not_accounted_for(built):
+    """The reconciliation counts what the models staged, not distinct coordinates: a record the
+    base model holds twice (a landing or build that wrote it again) shows as -1, not as 0."""
+    table = f"{built.schema}.base_canal_flat__messages"
+    before = built.snapshot_id("base_canal_flat__messages")
+    try:
+        built.rows(f"insert into {table} select * from {table} where kafka_offset = 0")
+        rows = built.rows("select raw_records, unaccounted_records from {schema}.cdc_reconciliation")
+        assert rows == [{"raw_records": 11, "unaccounted_records": -1}]
+    finally:
+        built.rows(f"call spark_catalog.system.rollback_to_snapshot('{table}', {before})")
+    assert built.rows("select unaccounted_records from {schema}.cdc_reconciliation") == [{"unaccounted_records": 0}]
