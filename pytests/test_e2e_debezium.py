@@ -20,6 +20,7 @@ version per committed row state, in commit order; `cdc_schema_changes` lists the
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -254,13 +255,18 @@ def consume_group(state: E2E, group: str) -> None:
     ), progress=None)
 
 
+def marker_change(value: dict) -> tuple[str | None, int | None]:
+    """The op and round number of a change of the marker row (the envelope with or without schemas)."""
+    payload = value.get("payload", value)
+    return payload.get("op"), (payload.get("after") or {}).get("round_no")
+
+
 def wait_for_marker(state: E2E, prefix: str, round_no: int, timeout: float = 600.0) -> None:
     """Debezium sends changes in binlog order: once the marker row's change is in Kafka, so is
     everything committed before it (records of other topics get a moment to be acknowledged)."""
 
     def is_marker(value: dict) -> bool:
-        after = value.get("payload", value).get("after") or {}
-        return after.get("round_no") == round_no
+        return marker_change(value)[1] == round_no
 
     if not wait_for_message(state.broker.bootstrap, f"{prefix}.{DATABASE}.sync_marker", is_marker,
                             timeout=timeout, while_alive=state.worker.check_alive):
@@ -277,12 +283,12 @@ def wait_for_snapshots(recorder: Recorder, worker: KafkaConnect, bootstrap: str,
     A marker the snapshot read instead is followed by a new one (0, -1, ...: each a real change)."""
     deadline = time.monotonic() + timeout
     waiting = [variant.name for variant in VARIANTS]
-    for mark in range(0, -1_000, -1):
+    for mark in itertools.count(0, -1):
         recorder.mark(mark)
 
         def is_streamed_mark(value: dict, mark: int = mark) -> bool:
-            payload = value.get("payload", value)
-            return payload.get("op") in ("c", "u") and (payload.get("after") or {}).get("round_no") == mark
+            op, round_no = marker_change(value)
+            return op in ("c", "u") and round_no == mark
 
         waiting = [name for name in waiting if not wait_for_message(
             bootstrap, f"{name}.{DATABASE}.sync_marker", is_streamed_mark, timeout=20.0,
@@ -290,8 +296,7 @@ def wait_for_snapshots(recorder: Recorder, worker: KafkaConnect, bootstrap: str,
         if not waiting:
             return
         if time.monotonic() > deadline:
-            break
-    raise AssertionError(f"{waiting}: snapshot not done within {timeout:.0f}s: {worker.log_tail()}")
+            raise AssertionError(f"{waiting}: snapshot not done within {timeout:.0f}s: {worker.log_tail()}")
 
 
 @pytest.fixture(scope="module")
