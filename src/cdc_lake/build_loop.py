@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 EXIT_SPARK_GONE = 3
+SLOWEST_LOGGED = 8  # nodes named in each build's log line, slowest first
 TURN_GAP = 2.0  # seconds between two builds at least, even when one took longer than the interval
 
 
@@ -76,7 +77,7 @@ class Schedule:
         status = 0 if result.success else (2 if result.exception is not None else 1)
         ended = time.time()
         self._write({"event": "end", "build": number, "pid": os.getpid(), "at": ended, "status": status,
-                     "seconds": round(ended - started, 1)})
+                     "seconds": round(ended - started, 1), "slowest": slowest_nodes(result.result)})
         self.echo(f"cdc-lake build: build {number} {'done' if status == 0 else f'failed (status {status})'} "
                   f"in {ended - started:.1f} s")
         return status
@@ -100,6 +101,13 @@ class Schedule:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+
+def slowest_nodes(results: Any, count: int = SLOWEST_LOGGED) -> dict[str, float]:
+    """The `count` slowest nodes of a dbt result (name: seconds), for reading a schedule's log."""
+    timed = [(r.node.name, r.execution_time) for r in getattr(results, "results", None) or []
+             if getattr(r, "node", None) is not None]
+    return {name: round(seconds, 1) for name, seconds in sorted(timed, key=lambda t: -t[1])[:count]}
 
 
 def spark_is_gone() -> bool:
