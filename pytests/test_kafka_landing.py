@@ -21,6 +21,7 @@ import pytest
 
 from cdc_lake.consume import ConsumeSettings, TopicRule, consume, load_rules
 from cdc_lake.env import PROJECT_DIR
+from cdc_lake.landing import raw_table
 from cdc_lake.servers.kafka_broker import produce_dump
 from cdc_lake.testing.harness import Lake
 from cdc_lake.testing.truth import Truth, check_against_truth, generate
@@ -45,6 +46,11 @@ def test_the_workload_through_a_broker_equals_the_truth(spark, kafka_broker, tmp
         lake._activate()
         counts = consume(spark, settings(kafka_broker, tmp_path, load_rules(PROJECT_DIR / "kafka_topics.yml")))
         assert sum(counts.values()) == sent
+        # a micro-batch lands as one data file, not one per topic-partition it read
+        for fmt in counts:
+            files, commits = (spark.sql(f"select count(*) from {raw_table(fmt)}.{what}").first()[0]
+                              for what in ("files", "snapshots"))
+            assert files == commits, fmt
         lake.build()
         check_against_truth(lake, Truth(out))
         assert lake.rows("select * from {schema}.cdc_reconciliation where unaccounted_records != 0") == []

@@ -1,12 +1,16 @@
 {% macro cdc_compact() %}
-    {#- `dbt run-operation cdc_compact`: compacts every Iceberg table this project builds.
-        Incremental runs add small data files, and the merge-on-read MERGEs add delete files that
+    {#- `dbt run-operation cdc_compact`: compacts every Iceberg table this project builds and the
+        raw tables it reads. Incremental runs and landings add small data files (a following
+        consumer a file per micro-batch), and the merge-on-read MERGEs add delete files that
         every reader must apply; this rewrites each table's small files and the data files that
         carry deletes into full-size files, and drops the delete files no data file needs any more.
-        The rows do not change. Run it from time to time (e.g. nightly), while no build writes. -#}
-    {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized in ('incremental', 'table') %}
-        {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) %}
+        The rows do not change. Run it from time to time (e.g. hourly), while no build writes;
+        landings may go on (they only append). Of the raw schema, only the landed records' tables:
+        the consumer updates kafka_end_offsets in place, which a rewrite under it would fail. -#}
+    {%- for node in graph.nodes.values() | list + graph.sources.values() | list
+        if (node.resource_type == 'model' and node.config.materialized in ('incremental', 'table'))
+        or (node.resource_type == 'source' and node.source_name == 'cdc_raw' and node.name.startswith('raw_')) %}
+        {%- set relation = adapter.get_relation(node.database, node.schema, node.identifier or node.alias) %}
         {%- if relation is not none %}
             {%- set name = relation.schema ~ '.' ~ relation.identifier %}
             {%- set files_before = cdc_count(name ~ '.files') %}
