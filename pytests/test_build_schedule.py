@@ -2,13 +2,15 @@
 
 One real process on a private lake: its builds are logged, a landing made between two builds is in
 the tables after the next one, the lake's dbt turn is given back between builds (a `dbt` command
-line runs in the gap), and SIGTERM stops the schedule after the build under way, not in it.
+line runs in the gap), the table upkeep runs between builds in the same process (--upkeep-every),
+and SIGTERM stops the schedule after the build under way, not in it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,7 +57,8 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
     output_file = tmp_path / "schedule.out"  # a file, not a pipe nobody reads while it builds
     with open(output_file, "w") as output_sink:
         schedule = subprocess.Popen(  # the test's own process: killed below whatever happens
-            [str(BIN / "cdc-lake"), "build", "--every", "1", "--log", str(log)],
+            [str(BIN / "cdc-lake"), "build", "--every", "1", "--log", str(log), "--upkeep-every", "1",
+             "--expire-args", "{older_than_hours: 0, retain_last: 1}"],
             env=env, cwd=PROJECT_DIR, stdout=output_sink, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
@@ -82,6 +85,12 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
     assert starts == [e["build"] for e in ends] == list(range(1, len(starts) + 1))
     assert all(e["status"] == 0 for e in ends), ends
     assert len({e["pid"] for e in log_entries}) == 1  # one process, one JVM, for every build
+    # the upkeep ran between builds in the same process: the raw table compacted, snapshots expired
+    upkeeps = [e for e in log_entries if e["event"] == "upkeep"]
+    assert upkeeps and all(e["compact_status"] == e["expire_status"] == 0 for e in upkeeps), upkeeps
+    lines = [line for e in upkeeps for line in e["lines"]]
+    assert any(re.search(r"\.raw_canal_flat: \d+ data and delete files, now 1$", line) for line in lines), lines
+    assert any(re.search(r"\.cdc_history: \d+ snapshots, now 1;", line) for line in lines), lines
     counts = run_checked([str(BIN / "python"), "-c", COUNT], env)
     offsets = sorted(int(line.split()[1]) for line in counts.splitlines() if line.startswith("OFFSET "))
     assert offsets and offsets[0] < 5 <= offsets[-1], offsets  # both landings are in the change log

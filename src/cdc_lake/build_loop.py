@@ -9,11 +9,13 @@ process's Spark session), one build at a time, each taking the lake's dbt turn a
 the command line does (`cdc_lake.hook`), so an upkeep operation or an analyst's build between two
 scheduled builds waits its turn instead of committing over one.
 
+With --upkeep-every, the table upkeep (`cdc_compact`, then `cdc_expire_snapshots`) runs between two
+builds when it is due, in the same warm session and lake turn.
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
-status and seconds). A failed build does not stop the schedule: the next one picks up what it
-left, as a scheduler's next run would. SIGTERM or Ctrl-C stops the schedule after the build under
-way (a second one ends the process at once). If Spark's JVM dies, the process exits with status 3
-for its service manager to start it again.
+status, seconds and slowest nodes); each upkeep one more. A failed build does not stop the
+schedule: the next one picks up what it left, as a scheduler's next run would. SIGTERM or Ctrl-C
+stops the schedule after the build under way (a second one ends the process at once). If Spark's
+JVM dies, the process exits with status 3 for its service manager to start it again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -35,17 +38,28 @@ SLOWEST_LOGGED = 8  # nodes named in each build's log line, slowest first
 TURN_GAP = 2.0  # seconds between two builds at least, even when one took longer than the interval
 
 
+@dataclass
+class Upkeep:
+    """Table upkeep between scheduled builds: `cdc_compact`, then `cdc_expire_snapshots` (with
+    `expire_args`, dbt's --args, or the macro's defaults), at most every `every` seconds."""
+
+    every: float
+    expire_args: str | None = None
+
+
 class Schedule:
-    """Builds every `every` seconds (or once), logged; stopped between builds by a signal."""
+    """Builds every `every` seconds (or once), logged, with an upkeep between two builds when one is
+    due; stopped between builds by a signal."""
 
     def __init__(self, project_dir: Path, dbt_args: Sequence[str], every: float | None, times: int | None,
-                 log: Path | None, echo: Callable[[str], None] = print) -> None:
+                 log: Path | None, echo: Callable[[str], None] = print, upkeep: Upkeep | None = None) -> None:
         self.project_dir = project_dir
         self.dbt_args = list(dbt_args)
         self.every = every
         self.times = times
         self.log = log
         self.echo = echo
+        self.upkeep = upkeep
         self.stop = threading.Event()
 
     def _write(self, entry: dict[str, Any]) -> None:
@@ -59,22 +73,26 @@ class Schedule:
         self.stop.set()
         self.echo("cdc-lake build: stopping after the build under way (again to stop now)")
 
-    def build_once(self, number: int) -> int:
-        """One `dbt build` in this process, in the lake's dbt turn; dbt's exit status (0, 1, 2)."""
+    def _invoke(self, args: list[str], callbacks: list[Callable[[Any], None]] | None = None) -> Any:
+        """A dbt command in this process (its session method takes the process's Spark session)."""
         from dbt.cli.main import dbtRunner
 
+        cwd = os.getcwd()
+        os.chdir(self.project_dir)  # dbt writes target/ and logs/ into the project
+        try:
+            return dbtRunner(callbacks=callbacks or []).invoke([*args, "--project-dir", str(self.project_dir)])
+        finally:
+            os.chdir(cwd)
+
+    def build_once(self, number: int) -> int:
+        """One `dbt build` in this process, in the lake's dbt turn; dbt's exit status (0, 1, 2)."""
         from cdc_lake.hook import lake_turn
 
         started = time.time()
         self._write({"event": "start", "build": number, "pid": os.getpid(), "at": started})
         with lake_turn("build"):
-            cwd = os.getcwd()
-            os.chdir(self.project_dir)  # dbt writes target/ and logs/ into the project
-            try:
-                result = dbtRunner().invoke(["build", *self.dbt_args, "--project-dir", str(self.project_dir)])
-            finally:
-                os.chdir(cwd)
-        status = 0 if result.success else (2 if result.exception is not None else 1)
+            result = self._invoke(["build", *self.dbt_args])
+        status = _status(result)
         ended = time.time()
         self._write({"event": "end", "build": number, "pid": os.getpid(), "at": ended, "status": status,
                      "seconds": round(ended - started, 1), "slowest": slowest_nodes(result.result)})
@@ -82,10 +100,35 @@ class Schedule:
                   f"in {ended - started:.1f} s")
         return status
 
+    def upkeep_once(self) -> int:
+        """`cdc_compact` then `cdc_expire_snapshots`, in this process's warm session and in one
+        lake turn (a scheduler's `dbt run-operation` would hold the turn through a JVM start each);
+        logged with the operations' own lines. The worse exit status of the two."""
+        from cdc_lake.hook import lake_turn
+
+        assert self.upkeep is not None
+        lines: list[str] = []
+
+        def keep_logged(event: Any) -> None:  # the macros' log() lines: files and snapshots per table
+            if event.info.name == "JinjaLogInfo":
+                lines.append(event.info.msg)
+
+        started = time.time()
+        with lake_turn("run-operation"):
+            compact = _status(self._invoke(["run-operation", "cdc_compact"], [keep_logged]))
+            expire_args = ["--args", self.upkeep.expire_args] if self.upkeep.expire_args else []
+            expire = _status(self._invoke(["run-operation", "cdc_expire_snapshots", *expire_args], [keep_logged]))
+        ended = time.time()
+        self._write({"event": "upkeep", "pid": os.getpid(), "at": ended, "seconds": round(ended - started, 1),
+                     "compact_status": compact, "expire_status": expire, "lines": lines})
+        self.echo(f"cdc-lake build: upkeep {'done' if compact == expire == 0 else 'failed'} in {ended - started:.1f} s")
+        return max(compact, expire)
+
     def run(self) -> int:
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             number, status = 0, 0
+            last_upkeep = time.monotonic()
             while True:
                 began = time.monotonic()
                 number += 1
@@ -95,12 +138,21 @@ class Schedule:
                     return EXIT_SPARK_GONE
                 if self.every is None or (self.times is not None and number >= self.times):
                     return status
+                if self.upkeep is not None and time.monotonic() - last_upkeep >= self.upkeep.every \
+                        and not self.stop.is_set():
+                    self.upkeep_once()
+                    last_upkeep = time.monotonic()
                 # a dbt command waiting for the turn (upkeep, an analyst's build) gets it in the gap
                 if self.stop.wait(max(TURN_GAP, self.every - (time.monotonic() - began))):
                     return status
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+
+def _status(result: Any) -> int:
+    """dbt's exit status of an in-process command: 0 done, 1 a node failed, 2 dbt itself failed."""
+    return 0 if result.success else (2 if result.exception is not None else 1)
 
 
 def slowest_nodes(results: Any, count: int = SLOWEST_LOGGED) -> dict[str, float]:
@@ -145,8 +197,12 @@ def main(args: argparse.Namespace) -> int:
         # one table within a statement still resolve to one snapshot (with no cache at all, two
         # references could straddle a landing's commit).
         get_spark("cdc-lake build", {"spark.sql.catalog.spark_catalog.cache.expiration-interval-ms": "1000"})
+    if args.upkeep_every is not None and (args.every is None or args.upkeep_every <= 0):
+        print("cdc-lake build: --upkeep-every takes a positive number of seconds, with --every", file=sys.stderr)
+        return 2
     log = Path(args.log) if args.log else None
-    return Schedule(project_dir, dbt_args, args.every, args.times, log).run()
+    upkeep = Upkeep(args.upkeep_every, args.expire_args) if args.upkeep_every else None
+    return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep).run()
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -164,7 +220,13 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     )
     parser.add_argument("--every", type=float, metavar="S", help="seconds between build starts (default: once)")
     parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
-    parser.add_argument("--log", metavar="FILE", help="append each build's start and end as JSON lines")
+    parser.add_argument("--upkeep-every", type=float, metavar="S",
+                        help="with --every: run cdc_compact and cdc_expire_snapshots between two builds, "
+                             "at most every S seconds (the first S seconds after the start)")
+    parser.add_argument("--expire-args", metavar="YAML",
+                        help="the upkeep's cdc_expire_snapshots arguments, as dbt's --args (default: its own)")
+    parser.add_argument("--log", metavar="FILE",
+                        help="append each build's start and end (and each upkeep) as JSON lines")
     parser.add_argument("--project-dir", help="the dbt project (default: this folder if it has one, else the checkout)")
     parser.add_argument("dbt_args", nargs=argparse.REMAINDER, help="dbt build's own arguments, after --")
     parser.set_defaults(func=main)

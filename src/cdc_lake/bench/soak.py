@@ -2,17 +2,18 @@
 
 Everything runs as it runs in production, in a temporary folder: a local Kafka broker; the
 simulator's workload (every format; key changes, keyless tables, DDL, truncates, duplicates and a
-few malformed records) produced into its topics by a real producer, paced to last DURATION
-seconds at RATE change records per second, all formats together; `cdc-lake consume --follow`;
-`cdc-lake build --every BUILD_INTERVAL` (a `dbt build` every BUILD_INTERVAL seconds in one process
-whose Spark session stays warm); `cdc_compact` and `cdc_expire_snapshots` every UPKEEP_INTERVAL
-seconds as a user would schedule them; and faults at the moments a seeded schedule picks: kill -9
-of the consumer (twice), of the build process while it builds (twice), of the metastore server, a
-broker restart, and a topic deleted and created again. Nobody steps in: a dead consumer or build
-process is started again (as a service manager would) and its next build picks up what the killed
-one left; the lake's processes start the metastore server again themselves; a producer that gives
-up on its records is replaced and they are sent again, in order (at least once, as a CDC tool's
-restarted task sends again from its last acknowledged position).
+few malformed records) produced into its topics by a real producer, paced to last DURATION seconds
+at RATE change records per second, all formats together; `cdc-lake consume --follow`; `cdc-lake
+build --every BUILD_INTERVAL` (a `dbt build` every BUILD_INTERVAL seconds in one process whose
+Spark session stays warm) with `cdc_compact` and `cdc_expire_snapshots` between two builds every
+UPKEEP_INTERVAL seconds (`--upkeep-every`), as a user would schedule them; and faults at the
+moments a seeded schedule picks: kill -9 of the consumer (twice), of the build process while it
+builds (twice), of the metastore server, a broker restart, and a topic deleted and created again.
+Nobody steps in: a dead consumer or build process is started again (as a service manager would) and
+its next build picks up what the killed one left; the lake's processes start the metastore server
+again themselves; a producer that gives up on its records is replaced and they are sent again, in
+order (at least once, as a CDC tool's restarted task sends again from its last acknowledged
+position).
 
 At the end the producer has sent everything; a last `cdc-lake consume` (without --follow) lands
 what is left and a last build runs. Then, against the simulator's truth: `cdc_current` and
@@ -77,6 +78,8 @@ for _ in range(5):
     seconds.append(time.monotonic() - started)
 print(statistics.median(seconds[2:]))
 """
+# the soak's snapshot expiry: keep six minutes of time travel, so that its upkeeps expire some
+UPKEEP_EXPIRE_ARGS = "{older_than_hours: 0.1, retain_last: 5}"
 COMPACT_LOG = re.compile(r"(\S+): (\d+) data and delete files, now (\d+)")
 
 
@@ -136,7 +139,7 @@ class Soak:
     bootstrap: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
     consumer: subprocess.Popen[bytes] | None = None
-    build: subprocess.Popen[bytes] | None = None  # a dbt command line of the soak's (upkeep, the last build)
+    build: subprocess.Popen[bytes] | None = None  # a dbt command line of the soak's (the first and last builds)
     builder: subprocess.Popen[bytes] | None = None  # `cdc-lake build --every`, the scheduled builds
     open_build: float | None = None  # when the build under way started (None: none is)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -361,7 +364,8 @@ class Soak:
         """Keep `cdc-lake build --every BUILD_INTERVAL` running, as a service manager would: its
         builds share one warm Spark session. Each build's start and end are lines of its log."""
         log = self.folder / "builds.jsonl"
-        command = [self.bin("cdc-lake"), "build", "--every", str(self.build_interval), "--log", str(log)]
+        command = [self.bin("cdc-lake"), "build", "--every", str(self.build_interval), "--log", str(log),
+                   "--upkeep-every", str(self.upkeep_interval), "--expire-args", UPKEEP_EXPIRE_ARGS]
         offset = 0
         while True:
             if self.builder is None or self.builder.poll() is not None:
@@ -396,6 +400,9 @@ class Soak:
                     break
                 offset += len(line.encode())
                 entry = json.loads(line)
+                if entry["event"] == "upkeep":
+                    self.record_upkeep(entry)
+                    continue
                 if entry["event"] == "start":
                     with self.lock:
                         self.open_build = entry["at"]
@@ -416,19 +423,15 @@ class Soak:
             self.builds.append({"started": started, "ended": time.time(), "ok": False, "at": round(self.now(), 1)})
             self.event("build_failed", why)
 
-    def schedule_upkeep(self) -> None:
-        """The upkeep operations every upkeep_interval seconds, each in the lake's dbt turn."""
-        while not self.stop.wait(self.upkeep_interval):
-            self.upkeep()
-
-    def upkeep(self) -> None:
-        code, output, _, _ = self.run_dbt("run-operation", "cdc_compact")
-        files = {m.group(1): [int(m.group(2)), int(m.group(3))] for m in COMPACT_LOG.finditer(output)}
-        expired, _, _, _ = self.run_dbt("run-operation", "cdc_expire_snapshots", "--args",
-                                        "{older_than_hours: 0.1, retain_last: 5}")
-        self.upkeeps.append({"at": round(self.now(), 1), "compact_ok": code == 0, "expire_ok": expired == 0,
-                             "files_before_after": files})
-        self.event("upkeep", f"compact {'ok' if code == 0 else 'failed'}, expire {'ok' if expired == 0 else 'failed'}")
+    def record_upkeep(self, entry: dict[str, Any]) -> None:
+        """An upkeep the build process logged (`cdc-lake build --upkeep-every`)."""
+        files = {m.group(1): [int(m.group(2)), int(m.group(3))]
+                 for line in entry["lines"] if (m := COMPACT_LOG.search(line))}
+        compact_ok, expire_ok = entry["compact_status"] == 0, entry["expire_status"] == 0
+        self.upkeeps.append({"at": round(self.now(), 1), "seconds": entry["seconds"], "compact_ok": compact_ok,
+                             "expire_ok": expire_ok, "files_before_after": files})
+        self.event("upkeep", f"compact {'ok' if compact_ok else 'failed'}, expire {'ok' if expire_ok else 'failed'}, "
+                             f"{entry['seconds']:.0f} s")
 
     def inject_faults(self, broker: Any) -> None:
         from cdc_lake.servers.metastore import MetastoreServer
@@ -496,7 +499,7 @@ class Soak:
                 result["analyst_start_seconds"] = self.analyst_query_seconds()
 
             for target, args in ((self.supervise_consumer, ()), (self.supervise_builds, ()),
-                                 (self.schedule_upkeep, ()), (self.inject_faults, (broker,)),
+                                 (self.inject_faults, (broker,)),
                                  (analyst_at_start, ())):
                 threads.append(threading.Thread(target=target, args=args, daemon=True))
                 threads[-1].start()
@@ -615,7 +618,7 @@ def summarize(soak: Soak, result: dict[str, Any], command: str) -> dict[str, Any
         "command": command,
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "seed": soak.seed, "faults": soak.faults, "duration_seconds": soak.duration, "rate": soak.rate,
-        "build_interval": soak.build_interval,
+        "build_interval": soak.build_interval, "upkeep_interval": soak.upkeep_interval,
         "changes": soak.changes,
         "produced_records": soak.produced, "landed_records": result["landed"], "rejected": result["rejected"],
         # change records of every format landed per second of production
@@ -671,8 +674,9 @@ def render(summary: dict[str, Any], plot_name: str | None) -> str:
         f"Kafka records with the duplicates, control records and injected malformed ones; RATE counts the formats' "
         f"change records together), produced over {summary['duration_seconds']:.0f} s "
         f"into a local broker; `cdc-lake consume --follow`; `cdc-lake build --every "
-        f"{summary.get('build_interval', 60):.0f}`; `cdc_compact` and "
-        f"`cdc_expire_snapshots` on a schedule; faults from the schedule of seed {summary['seed']}.",
+        f"{summary.get('build_interval', 60):.0f} --upkeep-every {summary.get('upkeep_interval', 600):.0f}` "
+        f"(`cdc_compact` and `cdc_expire_snapshots` between two builds); faults from the schedule of seed "
+        f"{summary['seed']}.",
         "",
         "| measure | value |",
         "|---|---|",
