@@ -41,10 +41,31 @@ TURN_GAP = 2.0  # seconds between two builds at least, even when one took longer
 @dataclass
 class Upkeep:
     """Table upkeep between scheduled builds: `cdc_compact`, then `cdc_expire_snapshots` (with
-    `expire_args`, dbt's --args, or the macro's defaults), at most every `every` seconds."""
+    `expire_args`, dbt's --args, or the macro's defaults), at most every `every` seconds.
+
+    When the last one ended is kept in `record` (a file beside the lake's dbt turn lock), so that a
+    schedule started again (by its service manager after a crash, or by a deploy) keeps the rhythm
+    instead of waiting `every` seconds from its own start: one restarted more often than that
+    would never compact. Without a record, the first is due `every` seconds after the start."""
 
     every: float
     expire_args: str | None = None
+    record: Path | None = None
+
+    def due_in(self, started: float) -> float:
+        """Seconds until the next upkeep is due (<= 0: due), by wall clock; `started`: the schedule's start."""
+        last = started
+        if self.record is not None and self.record.exists():
+            try:
+                last = float(self.record.read_text(encoding="utf-8").split()[0])
+            except (ValueError, IndexError):
+                pass  # a record cut short by a crash: as if none
+        return last + self.every - time.time()
+
+    def done(self) -> None:
+        if self.record is not None:
+            self.record.parent.mkdir(parents=True, exist_ok=True)
+            self.record.write_text(f"{time.time()}\n", encoding="utf-8")
 
 
 class Schedule:
@@ -119,6 +140,7 @@ class Schedule:
             expire_args = ["--args", self.upkeep.expire_args] if self.upkeep.expire_args else []
             expire = _status(self._invoke(["run-operation", "cdc_expire_snapshots", *expire_args], [keep_logged]))
         ended = time.time()
+        self.upkeep.done()  # done, failed or not: a failing upkeep is retried at its next turn, not at once
         self._write({"event": "upkeep", "pid": os.getpid(), "at": ended, "seconds": round(ended - started, 1),
                      "compact_status": compact, "expire_status": expire, "lines": lines})
         self.echo(f"cdc-lake build: upkeep {'done' if compact == expire == 0 else 'failed'} in {ended - started:.1f} s")
@@ -128,7 +150,7 @@ class Schedule:
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             number, status = 0, 0
-            last_upkeep = time.monotonic()
+            started = time.time()
             while True:
                 began = time.monotonic()
                 number += 1
@@ -138,10 +160,8 @@ class Schedule:
                     return EXIT_SPARK_GONE
                 if self.every is None or (self.times is not None and number >= self.times):
                     return status
-                if self.upkeep is not None and time.monotonic() - last_upkeep >= self.upkeep.every \
-                        and not self.stop.is_set():
+                if self.upkeep is not None and self.upkeep.due_in(started) <= 0 and not self.stop.is_set():
                     self.upkeep_once()
-                    last_upkeep = time.monotonic()
                 # a dbt command waiting for the turn (upkeep, an analyst's build) gets it in the gap
                 if self.stop.wait(max(TURN_GAP, self.every - (time.monotonic() - began))):
                     return status
@@ -201,7 +221,11 @@ def main(args: argparse.Namespace) -> int:
         print("cdc-lake build: --upkeep-every takes a positive number of seconds, with --every", file=sys.stderr)
         return 2
     log = Path(args.log) if args.log else None
-    upkeep = Upkeep(args.upkeep_every, args.expire_args) if args.upkeep_every else None
+    upkeep = None
+    if args.upkeep_every:
+        from cdc_lake.env import lake_dir, model_schema
+
+        upkeep = Upkeep(args.upkeep_every, args.expire_args, lake_dir() / f"upkeep-{model_schema()}.last")
     return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep).run()
 
 
