@@ -186,6 +186,26 @@ def live_delete_files(lake: Lake, table: str) -> int:
     return lake.count(f"{table}.delete_files")
 
 
+def test_the_latest_versions_are_compacted_alone(batches, batched_lake):
+    """`cdc_compact_latest` rewrites the partition cdc_current reads (`is_latest`) once it holds
+    more than `max_files` files, leaves the older versions' files as they are, and changes no row."""
+    part, _ = batches
+    before = {table: part.every_column(table) for table in ("cdc_current", "cdc_history")}
+    lake = batched_lake.lake
+    latest_data_files = "cdc_history.data_files where partition.is_latest"
+    older_files = sorted(row["file_path"] for row in lake.rows(
+        "select file_path from {schema}.cdc_history.files where not partition.is_latest"))
+    assert lake.count(latest_data_files) > 1
+    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 100000}")  # under the limit
+    assert lake.count(latest_data_files) > 1
+    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 1}")
+    assert lake.count(latest_data_files) == 1
+    assert sorted(row["file_path"] for row in lake.rows(
+        "select file_path from {schema}.cdc_history.files where not partition.is_latest")) == older_files
+    for table, rows in before.items():
+        assert part.every_column(table) == rows, table
+
+
 def test_merges_write_delete_files_and_compaction_folds_them_in(batches, batched_lake):
     """cdc_history is merge-on-read: the incremental MERGEs changed rows by writing delete files,
     not by rewriting data files; `cdc_compact` folds them in and changes no row, neither of the

@@ -32,11 +32,38 @@
     {{ return(run_query('select count(*) from ' ~ relation).columns[0].values()[0] | int) }}
 {% endmacro %}
 
-{% macro cdc_rewrite_data_files_sql(table, options) %}
-    {#- Iceberg's rewrite_data_files call for `table` with extra `options` ('key', 'value' pairs);
-        the new files take their commit's sequence number, so the deletes they absorbed dangle. -#}
+{% macro cdc_rewrite_data_files_sql(table, options, where=none) %}
+    {#- Iceberg's rewrite_data_files call for `table` with extra `options` ('key', 'value' pairs),
+        of the rows matching the SQL filter `where` if given (e.g. one partition); the new files
+        take their commit's sequence number, so the deletes they absorbed dangle. -#}
     {{ return(
-        "call spark_catalog.system.rewrite_data_files(table => '" ~ table ~ "', options => map("
-        ~ options ~ ", 'remove-dangling-deletes', 'true', 'use-starting-sequence-number', 'false'))"
+        "call spark_catalog.system.rewrite_data_files(table => '" ~ table ~ "', "
+        ~ ("where => '" ~ where ~ "', " if where else "")
+        ~ "options => map(" ~ options ~ ", 'remove-dangling-deletes', 'true', 'use-starting-sequence-number', 'false'))"
     ) }}
+{% endmacro %}
+
+{% macro cdc_compact_latest(max_files=8) %}
+    {#- `dbt run-operation cdc_compact_latest`: compacts the partition of cdc_history that
+        cdc_current and every scheduled build read (`is_latest`, each key's latest version) once it
+        holds more than `max_files` data and delete files. Each MERGE adds a few to it, and a read
+        applies every delete file to the data files it may cover: on the soak's lake, ten builds'
+        files made the analyst's query on cdc_current 0.39 s, and 0.16 s once compacted. The
+        partition is a small part of the history, so this is cheap enough to run between two
+        scheduled builds (`cdc-lake build --upkeep-every`); `cdc_compact` does every table. -#}
+    {%- set node = graph.nodes.values() | selectattr('name', 'equalto', 'cdc_history') | first %}
+    {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) %}
+    {%- if relation is none %}
+        {{ return(none) }}
+    {%- endif %}
+    {%- set name = relation.schema ~ '.' ~ relation.identifier %}
+    {%- set files_before = run_query('select count(*) from ' ~ name ~ '.files where partition.is_latest')
+        .columns[0].values()[0] | int %}
+    {%- if files_before > max_files | int %}
+        {%- do run_query(cdc_rewrite_data_files_sql(
+            name, "'min-input-files', '2', 'delete-file-threshold', '1'", where='is_latest')) %}
+        {{ log(name ~ ' latest versions: ' ~ files_before ~ ' data and delete files, now '
+               ~ (run_query('select count(*) from ' ~ name ~ '.files where partition.is_latest')
+                  .columns[0].values()[0] | int), info=true) }}
+    {%- endif %}
 {% endmacro %}

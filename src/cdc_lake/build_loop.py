@@ -10,7 +10,8 @@ the command line does (`cdc_lake.hook`), so an upkeep operation or an analyst's 
 scheduled builds waits its turn instead of committing over one.
 
 With --upkeep-every, the table upkeep (`cdc_compact`, then `cdc_expire_snapshots`) runs between two
-builds when it is due, in the same warm session and lake turn.
+builds when it is due, in the same warm session and lake turn; between the other builds,
+`cdc_compact_latest` keeps the partition every read of `cdc_current` scans from piling up files.
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
 status, seconds and slowest nodes); each upkeep one more. A failed build does not stop the
 schedule: the next one picks up what it left, as a scheduler's next run would. SIGTERM or Ctrl-C
@@ -129,22 +130,33 @@ class Schedule:
 
         assert self.upkeep is not None
         lines: list[str] = []
-
-        def keep_logged(event: Any) -> None:  # the macros' log() lines: files and snapshots per table
-            if event.info.name == "JinjaLogInfo":
-                lines.append(event.info.msg)
-
         started = time.time()
         with lake_turn("run-operation"):
-            compact = _status(self._invoke(["run-operation", "cdc_compact"], [keep_logged]))
+            compact = _status(self._invoke(["run-operation", "cdc_compact"], [_keep_logged(lines)]))
             expire_args = ["--args", self.upkeep.expire_args] if self.upkeep.expire_args else []
-            expire = _status(self._invoke(["run-operation", "cdc_expire_snapshots", *expire_args], [keep_logged]))
+            expire = _status(self._invoke(["run-operation", "cdc_expire_snapshots", *expire_args],
+                                          [_keep_logged(lines)]))
         ended = time.time()
         self.upkeep.done()  # done, failed or not: a failing upkeep is retried at its next turn, not at once
         self._write({"event": "upkeep", "pid": os.getpid(), "at": ended, "seconds": round(ended - started, 1),
                      "compact_status": compact, "expire_status": expire, "lines": lines})
         self.echo(f"cdc-lake build: upkeep {'done' if compact == expire == 0 else 'failed'} in {ended - started:.1f} s")
         return max(compact, expire)
+
+    def compact_latest_once(self) -> int:
+        """`cdc_compact_latest` (cdc_history's latest versions, once they hold too many files), in
+        this process's session and the lake's turn; logged when it compacted. dbt's exit status."""
+        from cdc_lake.hook import lake_turn
+
+        lines: list[str] = []
+        started = time.time()
+        with lake_turn("run-operation"):
+            status = _status(self._invoke(["run-operation", "cdc_compact_latest"], [_keep_logged(lines)]))
+        if lines or status != 0:
+            ended = time.time()
+            self._write({"event": "compact_latest", "pid": os.getpid(), "at": ended,
+                         "seconds": round(ended - started, 1), "status": status, "lines": lines})
+        return status
 
     def run(self) -> int:
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -160,14 +172,27 @@ class Schedule:
                     return EXIT_SPARK_GONE
                 if self.every is None or (self.times is not None and number >= self.times):
                     return status
-                if self.upkeep is not None and self.upkeep.due_in(started) <= 0 and not self.stop.is_set():
-                    self.upkeep_once()
+                if self.upkeep is not None and not self.stop.is_set():
+                    if self.upkeep.due_in(started) <= 0:
+                        self.upkeep_once()
+                    else:
+                        self.compact_latest_once()
                 # a dbt command waiting for the turn (upkeep, an analyst's build) gets it in the gap
                 if self.stop.wait(max(TURN_GAP, self.every - (time.monotonic() - began))):
                     return status
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+
+def _keep_logged(lines: list[str]) -> Callable[[Any], None]:
+    """A dbt callback that keeps the lines macros log (files and snapshots per table) in `lines`."""
+
+    def keep(event: Any) -> None:
+        if event.info.name == "JinjaLogInfo":
+            lines.append(event.info.msg)
+
+    return keep
 
 
 def _status(result: Any) -> int:
@@ -246,7 +271,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
     parser.add_argument("--upkeep-every", type=float, metavar="S",
                         help="with --every: run cdc_compact and cdc_expire_snapshots between two builds, "
-                             "at most every S seconds (the first S seconds after the start)")
+                             "at most every S seconds, and cdc_compact_latest between the others")
     parser.add_argument("--expire-args", metavar="YAML",
                         help="the upkeep's cdc_expire_snapshots arguments, as dbt's --args (default: its own)")
     parser.add_argument("--log", metavar="FILE",

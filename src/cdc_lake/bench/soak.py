@@ -403,6 +403,9 @@ class Soak:
                 if entry["event"] == "upkeep":
                     self.record_upkeep(entry)
                     continue
+                if entry["event"] == "compact_latest":
+                    self.event("compact_latest", "; ".join(entry["lines"]) or f"status {entry['status']}")
+                    continue
                 if entry["event"] == "start":
                     with self.lock:
                         self.open_build = entry["at"]
