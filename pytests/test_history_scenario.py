@@ -217,20 +217,21 @@ def test_merges_write_delete_files_and_compaction_folds_them_in(batches, batched
     # the raw tables too: each batch landed its own files (a following consumer's micro-batches)
     raw_tables = [row["tableName"] for row in lake.rows("show tables in {raw_schema}")
                   if row["tableName"].startswith("raw_")]
-    raw_files = {table: raw_data_files(lake, table) for table in raw_tables}
-    raw_rows = {table: lake.rows(f"select count(*) as n from {{raw_schema}}.{table}")[0]["n"] for table in raw_tables}
+    raw_files = {table: raw_count(lake, f"{table}.files") for table in raw_tables}
+    raw_rows = {table: raw_count(lake, table) for table in raw_tables}
     assert max(raw_files.values()) > 1
     lake.dbt("run-operation", "cdc_compact")
     assert live_delete_files(lake, "cdc_history") == 0
-    assert {table: raw_data_files(lake, table) for table in raw_tables} == {t: min(n, 1) for t, n in raw_files.items()}
-    assert {table: lake.rows(f"select count(*) as n from {{raw_schema}}.{table}")[0]["n"]
-            for table in raw_tables} == raw_rows
+    assert {table: raw_count(lake, f"{table}.files") for table in raw_tables} == {
+        table: min(n, 1) for table, n in raw_files.items()}
+    assert {table: raw_count(lake, table) for table in raw_tables} == raw_rows
     for table, rows in before.items():
         assert part.every_column(table) == rows, table
 
 
-def raw_data_files(lake: Lake, table: str) -> int:
-    return int(lake.rows(f"select count(*) as n from {{raw_schema}}.{table}.files")[0]["n"])
+def raw_count(lake: Lake, relation: str) -> int:
+    """count(*) of a relation in the lake's raw schema (a table, or one of its metadata tables)."""
+    return int(lake.rows(f"select count(*) as n from {{raw_schema}}.{relation}")[0]["n"])
 
 
 def test_snapshot_expiry_keeps_the_rows(batches, batched_lake):

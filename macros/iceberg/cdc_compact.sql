@@ -28,7 +28,7 @@
 {% endmacro %}
 
 {% macro cdc_count(relation) %}
-    {#- count(*) of a relation, as an integer. -#}
+    {#- count(*) of a relation (which may end in a `where` filter), as an integer. -#}
     {{ return(run_query('select count(*) from ' ~ relation).columns[0].values()[0] | int) }}
 {% endmacro %}
 
@@ -57,13 +57,12 @@
         {{ return(none) }}
     {%- endif %}
     {%- set name = relation.schema ~ '.' ~ relation.identifier %}
-    {%- set files_before = run_query('select count(*) from ' ~ name ~ '.files where partition.is_latest')
-        .columns[0].values()[0] | int %}
+    {%- set latest_files = name ~ '.files where partition.is_latest' %}
+    {%- set files_before = cdc_count(latest_files) %}
     {%- if files_before > max_files | int %}
         {%- do run_query(cdc_rewrite_data_files_sql(
             name, "'min-input-files', '2', 'delete-file-threshold', '1'", where='is_latest')) %}
         {{ log(name ~ ' latest versions: ' ~ files_before ~ ' data and delete files, now '
-               ~ (run_query('select count(*) from ' ~ name ~ '.files where partition.is_latest')
-                  .columns[0].values()[0] | int), info=true) }}
+               ~ cdc_count(latest_files), info=true) }}
     {%- endif %}
 {% endmacro %}

@@ -232,6 +232,9 @@ def main(args: argparse.Namespace) -> int:
     if args.every is not None and args.every <= 0:
         print("cdc-lake build: --every takes a positive number of seconds", file=sys.stderr)
         return 2
+    if args.upkeep_every is not None and (args.every is None or args.upkeep_every <= 0):
+        print("cdc-lake build: --upkeep-every takes a positive number of seconds, with --every", file=sys.stderr)
+        return 2
     if dbt_target(dbt_args) == "local":
         from cdc_lake.spark import get_spark
 
@@ -242,9 +245,6 @@ def main(args: argparse.Namespace) -> int:
         # one table within a statement still resolve to one snapshot (with no cache at all, two
         # references could straddle a landing's commit).
         get_spark("cdc-lake build", {"spark.sql.catalog.spark_catalog.cache.expiration-interval-ms": "1000"})
-    if args.upkeep_every is not None and (args.every is None or args.upkeep_every <= 0):
-        print("cdc-lake build: --upkeep-every takes a positive number of seconds, with --every", file=sys.stderr)
-        return 2
     log = Path(args.log) if args.log else None
     upkeep = None
     if args.upkeep_every:
