@@ -1,13 +1,17 @@
-"""`cdc-lake build --upkeep-every`'s clock, without Spark or dbt: when the next upkeep is due, and
-that a schedule started again keeps the rhythm of the one before it (the soak's build process,
-killed twice in 30 minutes, never reached its first upkeep while each start reset the clock)."""
+"""`cdc-lake build --upkeep-every` without Spark or dbt: when the next upkeep is due, that a
+schedule started again keeps the rhythm of the one before it (the soak's build process, killed
+twice in 30 minutes, never reached its first upkeep while each start reset the clock), and what
+follows each build, scheduled or single."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from cdc_lake.build_loop import Upkeep
+import pytest
+
+from cdc_lake import build_loop
+from cdc_lake.build_loop import Schedule, Upkeep
 
 
 def test_without_a_record_the_first_upkeep_is_due_a_period_after_the_start(tmp_path: Path) -> None:
@@ -36,3 +40,56 @@ def test_a_record_cut_short_counts_as_none(tmp_path: Path) -> None:
     record.write_text("")
     started = time.time() - 100
     assert 499 <= Upkeep(600, record=record).due_in(started) <= 500
+
+
+def test_the_clock_starts_at_the_first_start_of_a_schedule(tmp_path: Path) -> None:
+    record = tmp_path / "upkeep.last"
+    Upkeep(600, record=record).start()  # a first schedule starts, and is killed before any upkeep
+    record.write_text(f"{time.time() - 590}\n")  # ... 590 s ago
+    again = Upkeep(600, record=record)
+    again.start()  # a record exists: starting again does not move it
+    assert 0 < again.due_in(time.time()) <= 10
+
+
+class StepsOnly(Schedule):
+    """A schedule whose dbt steps are recorded instead of run."""
+
+    def __init__(self, upkeep: Upkeep, every: float | None, times: int | None) -> None:
+        super().__init__(Path("."), [], every, times, None, echo=lambda _: None, upkeep=upkeep)
+        self.steps: list[str] = []
+
+    def build_once(self, number: int) -> int:
+        self.steps.append("build")
+        return 0
+
+    def upkeep_once(self) -> int:
+        self.steps.append("upkeep")
+        self.upkeep.done()  # type: ignore[union-attr]
+        return 0
+
+    def compact_latest_once(self) -> int:
+        self.steps.append("compact_latest")
+        return 0
+
+
+def test_a_single_build_with_upkeep_runs_what_follows_a_scheduled_build(tmp_path: Path) -> None:
+    record = tmp_path / "upkeep.last"
+    once = StepsOnly(Upkeep(600, record=record), every=None, times=None)
+    assert once.run() == 0
+    assert once.steps == ["build", "compact_latest"]  # the clock started with this run: no upkeep due
+    record.write_text(f"{time.time() - 601}\n")  # from cron, a period after the last upkeep
+    due = StepsOnly(Upkeep(600, record=record), every=None, times=None)
+    assert due.run() == 0
+    assert due.steps == ["build", "upkeep"]
+    assert 599 <= Upkeep(600, record=record).due_in(time.time()) <= 600
+
+
+def test_a_schedule_compacts_after_each_build_and_upkeeps_when_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build_loop, "TURN_GAP", 0.01)
+    record = tmp_path / "upkeep.last"
+    record.write_text(f"{time.time() - 601}\n")
+    schedule = StepsOnly(Upkeep(600, record=record), every=0.01, times=3)
+    assert schedule.run() == 0
+    assert schedule.steps == ["build", "upkeep", "build", "compact_latest", "build", "compact_latest"]

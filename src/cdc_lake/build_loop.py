@@ -9,9 +9,11 @@ process's Spark session), one build at a time, each taking the lake's dbt turn a
 the command line does (`cdc_lake.hook`), so an upkeep operation or an analyst's build between two
 scheduled builds waits its turn instead of committing over one.
 
-With --upkeep-every, the table upkeep (`cdc_compact`, then `cdc_expire_snapshots`) runs between two
-builds when it is due, in the same warm session and lake turn; between the other builds,
+With --upkeep-every, the table upkeep (`cdc_compact`, then `cdc_expire_snapshots`) runs after a
+build when it is due, in the same warm session and lake turn; after the other builds,
 `cdc_compact_latest` keeps the partition every read of `cdc_current` scans from piling up files.
+Without --every (one build, as from cron) the same follows the build, the upkeep's clock kept in a
+file beside the lake.
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
 status, seconds and slowest nodes); each upkeep one more. A failed build does not stop the
 schedule: the next one picks up what it left, as a scheduler's next run would. SIGTERM or Ctrl-C
@@ -63,6 +65,12 @@ class Upkeep:
                 pass  # a record cut short by a crash: as if none
         return last + self.every - time.time()
 
+    def start(self) -> None:
+        """Start the clock if no upkeep is on record: the first is then due a period after the first
+        start of a schedule, however often it is started again (or run once, from cron)."""
+        if self.record is not None and not self.record.exists():
+            self.done()
+
     def done(self) -> None:
         if self.record is not None:
             self.record.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +82,8 @@ class Schedule:
     due; stopped between builds by a signal."""
 
     def __init__(self, project_dir: Path, dbt_args: Sequence[str], every: float | None, times: int | None,
-                 log: Path | None, echo: Callable[[str], None] = print, upkeep: Upkeep | None = None) -> None:
+                 log: Path | None, echo: Callable[[str], None] = print, upkeep: Upkeep | None = None,
+                 latest_max_files: int | None = None) -> None:
         self.project_dir = project_dir
         self.dbt_args = list(dbt_args)
         self.every = every
@@ -82,6 +91,7 @@ class Schedule:
         self.log = log
         self.echo = echo
         self.upkeep = upkeep
+        self.latest_max_files = latest_max_files
         self.stop = threading.Event()
 
     def _write(self, entry: dict[str, Any]) -> None:
@@ -150,8 +160,9 @@ class Schedule:
 
         lines: list[str] = []
         started = time.time()
+        limit = [] if self.latest_max_files is None else ["--args", f"{{max_files: {self.latest_max_files}}}"]
         with lake_turn("run-operation"):
-            status = _status(self._invoke(["run-operation", "cdc_compact_latest"], [_keep_logged(lines)]))
+            status = _status(self._invoke(["run-operation", "cdc_compact_latest", *limit], [_keep_logged(lines)]))
         if lines or status != 0:
             ended = time.time()
             self._write({"event": "compact_latest", "pid": os.getpid(), "at": ended,
@@ -163,6 +174,8 @@ class Schedule:
         try:
             number, status = 0, 0
             started = time.time()
+            if self.upkeep is not None:
+                self.upkeep.start()
             while True:
                 began = time.monotonic()
                 number += 1
@@ -170,13 +183,14 @@ class Schedule:
                 if status != 0 and spark_is_gone():
                     self.echo("cdc-lake build: Spark's JVM is gone; exiting for a restart")
                     return EXIT_SPARK_GONE
-                if self.every is None or (self.times is not None and number >= self.times):
-                    return status
+                # after the build, so the state a build leaves for the analysts is the upkept one
                 if self.upkeep is not None and not self.stop.is_set():
                     if self.upkeep.due_in(started) <= 0:
                         self.upkeep_once()
                     else:
                         self.compact_latest_once()
+                if self.every is None or (self.times is not None and number >= self.times):
+                    return status
                 # a dbt command waiting for the turn (upkeep, an analyst's build) gets it in the gap
                 if self.stop.wait(max(TURN_GAP, self.every - (time.monotonic() - began))):
                     return status
@@ -232,8 +246,11 @@ def main(args: argparse.Namespace) -> int:
     if args.every is not None and args.every <= 0:
         print("cdc-lake build: --every takes a positive number of seconds", file=sys.stderr)
         return 2
-    if args.upkeep_every is not None and (args.every is None or args.upkeep_every <= 0):
-        print("cdc-lake build: --upkeep-every takes a positive number of seconds, with --every", file=sys.stderr)
+    if args.upkeep_every is not None and args.upkeep_every <= 0:
+        print("cdc-lake build: --upkeep-every takes a positive number of seconds", file=sys.stderr)
+        return 2
+    if args.latest_max_files is not None and (args.upkeep_every is None or args.latest_max_files < 1):
+        print("cdc-lake build: --latest-max-files takes a positive number, with --upkeep-every", file=sys.stderr)
         return 2
     if dbt_target(dbt_args) == "local":
         from cdc_lake.spark import get_spark
@@ -251,7 +268,8 @@ def main(args: argparse.Namespace) -> int:
         from cdc_lake.env import lake_dir, model_schema
 
         upkeep = Upkeep(args.upkeep_every, args.expire_args, lake_dir() / f"upkeep-{model_schema()}.last")
-    return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep).run()
+    return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep,
+                    latest_max_files=args.latest_max_files).run()
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -270,8 +288,11 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     parser.add_argument("--every", type=float, metavar="S", help="seconds between build starts (default: once)")
     parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
     parser.add_argument("--upkeep-every", type=float, metavar="S",
-                        help="with --every: run cdc_compact and cdc_expire_snapshots between two builds, "
-                             "at most every S seconds, and cdc_compact_latest between the others")
+                        help="after a build, run cdc_compact and cdc_expire_snapshots when the last ran S "
+                             "seconds ago or more, and cdc_compact_latest after the other builds")
+    parser.add_argument("--latest-max-files", type=int, metavar="N",
+                        help="with --upkeep-every: cdc_compact_latest compacts cdc_history's latest versions "
+                             "once they hold more than N data and delete files (default: the macro's, 2)")
     parser.add_argument("--expire-args", metavar="YAML",
                         help="the upkeep's cdc_expire_snapshots arguments, as dbt's --args (default: its own)")
     parser.add_argument("--log", metavar="FILE",
