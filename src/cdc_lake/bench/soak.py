@@ -68,19 +68,21 @@ ANALYST_QUERY = (
     f"select database_name, table_name, count(*) as live_rows, count_if(is_deleted) as deleted "
     f"from {SCHEMA}.cdc_current group by database_name, table_name"
 )
-# the analyst query, timed inside a Spark session of its own (the JVM start is not timed): two
-# runs to warm it, then three timed while the script holds the lake's dbt turn, so that at the
-# start (the pipeline running) no build competes for the cores, as none does at the end
+# the analyst query, timed inside a Spark session of its own (the JVM start is not timed), as in
+# an analyst's long-lived session: ten runs to warm it (on one table and session, runs 6-15 took
+# 0.177 s and runs 21-30 0.109 s, medians: the JIT at work), then ten timed while it holds the lake's
+# dbt turn, so that at the start (the pipeline running) no build competes for the cores, as none
+# does at the end; their median
 ANALYST_SCRIPT = """
 import statistics, sys, time
 from cdc_lake.hook import lake_turn
 from cdc_lake.spark import get_spark
 spark = get_spark("cdc_lake soak analyst")
-for _ in range(2):
+for _ in range(10):
     spark.sql(sys.argv[1]).collect()
 seconds = []
 with lake_turn("analyst"):
-    for _ in range(3):
+    for _ in range(10):
         started = time.monotonic()
         spark.sql(sys.argv[1]).collect()
         seconds.append(time.monotonic() - started)
@@ -702,8 +704,8 @@ def render(summary: dict[str, Any], plot_name: str | None) -> str:
         f"into a local broker; `cdc-lake consume --follow`; `cdc-lake build --every "
         f"{summary.get('build_interval', 60):.0f} --upkeep-every {summary.get('upkeep_interval', 600):.0f}` "
         f"(`cdc_compact` and `cdc_expire_snapshots` after a build when due, `cdc_compact_latest` after the "
-        f"others); faults from the schedule of seed {summary['seed']}. The analyst query's median of three "
-        f"runs in a warm session holding the lake's dbt turn: at the start after the first build, "
+        f"others); faults from the schedule of seed {summary['seed']}. The analyst query's median of ten "
+        f"runs in a warmed session holding the lake's dbt turn: at the start after the first build, "
         f"the consumer still landing; at the end after the last build.",
         "",
         "| measure | value |",
