@@ -188,18 +188,24 @@ def live_delete_files(lake: Lake, table: str) -> int:
 
 def test_the_latest_versions_are_compacted_alone(batches, batched_lake):
     """`cdc_compact_latest` rewrites the partition cdc_current reads (`is_latest`) once it holds
-    more than `max_files` files, leaves the older versions' files as they are, and changes no row."""
+    more than `max_files` files, and the table's manifests once more than `max_manifests` list
+    files of it; leaves the older versions' files as they are, and changes no row."""
     part, _ = batches
     before = {table: part.every_column(table) for table in ("cdc_current", "cdc_history")}
     lake = batched_lake.lake
     latest_data_files = "cdc_history.data_files where partition.is_latest"
+    latest_manifests = "cdc_history.manifests where exists(partition_summaries, p -> p.upper_bound = 'true')"
     older_files = sorted(row["file_path"] for row in lake.rows(
         "select file_path from {schema}.cdc_history.files where not partition.is_latest"))
     assert lake.count(latest_data_files) > 1
-    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 100000}")  # under the limit
-    assert lake.count(latest_data_files) > 1
-    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 1}")
+    assert lake.count(latest_manifests) > 1
+    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 100000, max_manifests: 100000}")
+    assert lake.count(latest_data_files) > 1  # under the limits: nothing rewritten
+    manifests = lake.count(latest_manifests)
+    assert manifests > 1
+    lake.dbt("run-operation", "cdc_compact_latest", "--args", "{max_files: 1, max_manifests: 1}")
     assert lake.count(latest_data_files) == 1
+    assert lake.count(latest_manifests) == 1, manifests
     assert sorted(row["file_path"] for row in lake.rows(
         "select file_path from {schema}.cdc_history.files where not partition.is_latest")) == older_files
     for table, rows in before.items():
