@@ -33,3 +33,21 @@ def test_a_new_checkpoint_goes_on_from_the_last_finished_batch(tmp_path: Path) -
     # `a` recreated with one partition; `c` is new; `b` gained a partition
     start = json.loads(starting_offsets(previous, {"a": [0], "b": [0, 1], "c": [0]}, recreated={"a"}))
     assert start == {"a": {"0": -2}, "b": {"0": 9, "1": -2}, "c": {"0": -2}}
+
+
+def test_a_batch_range_is_read_from_the_offset_log(tmp_path: Path) -> None:
+    """`consume` lands a micro-batch without reading it first: its topics, offset bounds and
+    most records come from the offset log Spark wrote before running it."""
+    from cdc_lake.consume import planned_range
+
+    checkpoint = tmp_path / "debezium"
+    assert planned_range(checkpoint, 0) is None  # no log: the batch is read for its range
+    write_batch(checkpoint, 0, {"a": {"0": 3, "1": 2}, "b": {"0": 0}}, committed=True)
+    first = planned_range(checkpoint, 0)
+    assert first is not None  # the first batch starts at 0 (or later: the bounds are a superset)
+    assert (first.ranges, first.records_at_most) == ({"a": (0, 2)}, 5)  # b has no record yet
+    write_batch(checkpoint, 1, {"a": {"0": 7, "1": 2}, "b": {"0": 4}, "c": {"0": 1}}, committed=False)
+    second = planned_range(checkpoint, 1)
+    assert second is not None
+    assert second.ranges == {"a": (3, 6), "b": (0, 3), "c": (0, 0)}  # partition 1 of a: nothing new
+    assert second.records_at_most == 4 + 4 + 1

@@ -232,3 +232,60 @@ def test_spark_read_lands_what_the_python_reference_lands(lake, tmp_path, monkey
     assert [(b.source, b.line_no, b.reason) for b in report.bad_lines] == expected_bad
     assert report.lines_read == len(lines) + 2
     assert report.records_landed == len(expected_rows)
+
+
+def _staged_batch(spark, name: str, offsets: range) -> str:
+    spark.sql(
+        f"""select 'orders' as kafka_topic, 0 as kafka_partition, cast(id as bigint) as kafka_offset,
+                   current_timestamp() as kafka_timestamp, cast(null as string) as kafka_key,
+                   cast(id as string) as kafka_value,
+                   cast(null as array<struct<key: string, value: string>>) as kafka_headers,
+                   cast(0 as bigint) as batch_order
+            from range({offsets.start}, {offsets.stop})"""
+    ).createOrReplaceGlobalTempView(name)
+    return f"global_temp.{name}"
+
+
+def test_a_staged_landing_is_seen_only_once_its_check_passed(lake, spark):
+    """`merge_batch(before_publish=...)` (consume's topic-id check after the read): while the
+    check runs, no reader sees the batch; a failed check lands nothing; a passed one publishes
+    the batch, on top of a compaction committed meanwhile."""
+    from cdc_lake.landing import ensure_raw_table, merge_batch, raw_table
+
+    lake._activate()
+    table = raw_table("debezium")
+    spark.sql(f"drop table if exists {table}")  # a table dropped with its schema stays in Iceberg's cache
+    ensure_raw_table(spark, "debezium")
+    merge_batch(spark, "debezium", _staged_batch(spark, "staged_b", range(100, 102)), unique_coordinates=True)
+
+    def landed() -> int:
+        return spark.table(table).count()
+
+    class Refused(Exception):
+        pass
+
+    def refuse() -> None:
+        assert landed() == 2  # written and staged, unseen
+        raise Refused
+
+    with pytest.raises(Refused):
+        merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 5)), unique_coordinates=True,
+                    bounds=(0, 4), before_publish=refuse)
+    assert landed() == 2
+
+    def compact_meanwhile() -> None:
+        assert landed() == 2
+        spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table.replace('`', '')}', "
+                  "options => map('rewrite-all', 'true'))")
+
+    added = merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 5)), unique_coordinates=True,
+                        bounds=(0, 4), before_publish=compact_meanwhile)
+    assert added == 5
+    assert [r["kafka_offset"] for r in raw_rows(lake, "debezium")] == [0, 1, 2, 3, 4, 100, 101]
+    operations = [r[0] for r in spark.sql(f"select operation from {table}.history h join {table}.snapshots s "
+                                          "using (snapshot_id) order by made_current_at").collect()]
+    assert operations == ["append", "replace", "append"]  # landing, compaction, the published batch
+    # and once published, its records count as landed
+    again = merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 6)), unique_coordinates=True,
+                        bounds=(0, 5), before_publish=lambda: None)
+    assert again == 1 and landed() == 8

@@ -34,6 +34,7 @@ from cdc_lake.incarnations import (
     TopicIncarnations,
     TopicRecreated,
     checkpoint_dir,
+    offset_log,
     resume_offsets,
     starting_offsets,
 )
@@ -154,9 +155,47 @@ def _stream(spark: SparkSession, settings: ConsumeSettings, rule: TopicRule, sta
     return reader.load().selectExpr(*KAFKA_RECORD_COLUMNS, "cast(0 as bigint) as batch_order")
 
 
+@dataclass
+class BatchRange:
+    """What a micro-batch holds by its offsets, known before it is read: each topic's lowest and
+    highest offset, and at most how many records it has (retention, compaction and transaction
+    markers leave fewer)."""
+
+    ranges: dict[str, tuple[int, int]]
+    records_at_most: int
+
+
+def planned_range(checkpoint: Path, batch_id: int) -> BatchRange | None:
+    """The range of batch `batch_id` from the offset log: from where the batch before it ended
+    (offset 0 where unknown: the first batch, or a partition new since) to its own end; topics
+    without a new offset left out. None if the log cannot be read."""
+    ends = offset_log(checkpoint, batch_id)
+    if ends is None:
+        return None
+    starts = (offset_log(checkpoint, batch_id - 1) if batch_id > 0 else None) or {}
+    ranges: dict[str, tuple[int, int]] = {}
+    records = 0
+    for topic, partitions in ends.items():
+        spans = [(starts.get(topic, {}).get(p, 0), end) for p, end in partitions.items()]
+        spans = [(start, end) for start, end in spans if end > start]
+        if spans:
+            ranges[topic] = (min(start for start, _ in spans), max(end for _, end in spans) - 1)
+            records += sum(end - start for start, end in spans)
+    return BatchRange(ranges, records)
+
+
+def _read_range(batch: DataFrame) -> BatchRange:
+    """The range of a batch by reading it (when its offset log could not be read)."""
+    from pyspark.sql import functions as F
+
+    stats = batch.groupBy("kafka_topic").agg(F.min("kafka_offset"), F.max("kafka_offset"), F.count(F.lit(1))).collect()
+    return BatchRange({row[0]: (int(row[1]), int(row[2])) for row in stats}, sum(int(row[3]) for row in stats))
+
+
 def _land_batch(
     spark: SparkSession,
     fmt: str,
+    checkpoint: Path,
     landed: dict[str, int],
     incarnations: TopicIncarnations,
     lock: threading.Lock,
@@ -166,37 +205,39 @@ def _land_batch(
     started the query, not in the query's own clone: a session caches the Iceberg tables it has
     read, so a write through another session would stay unseen by the caller's next read.
 
-    The batch is read from Kafka first, then its topics' ids are checked (`TopicIncarnations`): a
-    topic deleted and created again stops the batch before anything lands (`TopicRecreated`)."""
+    The batch's topics and offsets come from the query's offset log, so the batch is read once,
+    by the MERGE. Its topics' ids are checked (`TopicIncarnations`) before, which gives each
+    topic its incarnation, and again after the MERGE read and wrote the batch but before its
+    commit is published (a staged commit, `landing.merge_batch`'s `before_publish`): a topic
+    deleted and created again while the batch was read stops it with nothing landed
+    (`TopicRecreated`)."""
 
-    from pyspark.sql import functions as F
+    def check_topics(topics: list[str]) -> dict[str, int]:
+        with lock:
+            recreated = incarnations.observe(fmt, topics)
+            lives = {topic: incarnations.incarnation(topic) for topic in topics}
+        if recreated:
+            recreated_formats.add(fmt)  # the query fails with this; `consume` starts it again
+            raise TopicRecreated(recreated)
+        return lives
 
     def land(batch: DataFrame, batch_id: int) -> None:
-        # one read of the batch from Kafka, whatever the MERGE does with it
-        cached = batch.persist()
+        planned = planned_range(checkpoint, batch_id) or _read_range(batch)
+        if not planned.ranges:
+            return
+        topics = sorted(planned.ranges)
+        lives = check_topics(topics)
         name = f"cdc_lake_consume_{fmt}"
         views: list[str] = []
         try:
-            # the batch's topics with each one's offset bounds (the MERGE skips data files outside
-            # them) and record count, in one job (topics and bounds took one each, 0.37 s a batch)
-            stats = cached.groupBy("kafka_topic").agg(
-                F.min("kafka_offset"), F.max("kafka_offset"), F.count(F.lit(1))).collect()
-            ranges = {row[0]: (int(row[1]), int(row[2])) for row in stats}
-            topics = list(ranges)
             # Spark reads each topic-partition in a task of its own, and each task would write a
             # file: a following consumer's batches of a few hundred records left the raw tables
             # hundreds of files of a few records each, which every reader of the history opens
             # (the soak's reconciliation: 4.4 s on 12k records, 0.7 s once compacted)
-            files = max(1, -(-sum(int(row[3]) for row in stats) // RECORDS_PER_FILE))
+            files = max(1, -(-planned.records_at_most // RECORDS_PER_FILE))
             # a global temp view, as in `landing.land`: local ones show in the table lists dbt reads
-            cached.coalesce(files).createOrReplaceGlobalTempView(name)
+            batch.coalesce(files).createOrReplaceGlobalTempView(name)
             views.append(name)
-            with lock:
-                recreated = incarnations.observe(fmt, topics)
-                lives = {topic: incarnations.incarnation(topic) for topic in topics}
-            if recreated:
-                recreated_formats.add(fmt)  # the query fails with this; `consume` starts it again
-                raise TopicRecreated(recreated)
             mixed = len(set(lives.values())) > 1  # the usual batch has every topic in one life
             for life in sorted(set(lives.values())):
                 if mixed:
@@ -204,15 +245,15 @@ def _land_batch(
                     views.append(f"{name}_{life}")
                     spark.sql(f"select * from global_temp.{name} where kafka_topic in ({names})") \
                         .createOrReplaceGlobalTempView(views[-1])
-                in_life = [ranges[topic] for topic, n in lives.items() if n == life]
+                in_life = [planned.ranges[topic] for topic, n in lives.items() if n == life]
                 bounds = (min(lo for lo, _ in in_life), max(hi for _, hi in in_life))
                 landed[fmt] = landed.get(fmt, 0) + merge_batch(
-                    spark, fmt, f"global_temp.{views[-1]}", unique_coordinates=True, incarnation=life, bounds=bounds
+                    spark, fmt, f"global_temp.{views[-1]}", unique_coordinates=True, incarnation=life,
+                    bounds=bounds, before_publish=lambda: check_topics(topics),
                 )
         finally:
             for view in views:
                 spark.catalog.dropGlobalTempView(view)
-            cached.unpersist()
 
     return land
 
@@ -308,7 +349,7 @@ def _start_query(
     writer = (
         reader.writeStream.queryName(f"cdc_lake_consume_{rule.fmt}")
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(_land_batch(spark, rule.fmt, landed, incarnations, lock, recreated_formats))
+        .foreachBatch(_land_batch(spark, rule.fmt, checkpoint, landed, incarnations, lock, recreated_formats))
     )
     if settings.follow:
         writer = writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")

@@ -162,8 +162,21 @@ def resume_offsets(checkpoint: Path) -> dict[str, dict[str, int]]:
     commits = [int(p.name) for p in (checkpoint / "commits").glob("[0-9]*") if p.name.isdigit()]
     if not commits:
         return {}
-    lines = (checkpoint / "offsets" / str(max(commits))).read_text(encoding="utf-8").splitlines()
-    return {topic: {str(p): int(o) for p, o in parts.items()} for topic, parts in json.loads(lines[2]).items()}
+    finished = offset_log(checkpoint, max(commits))
+    if finished is None:
+        raise ValueError(f"{checkpoint}: the offset log of batch {max(commits)} cannot be read")
+    return finished
+
+
+def offset_log(checkpoint: Path, batch_id: int) -> dict[str, dict[str, int]] | None:
+    """A batch's end offsets (exclusive) per topic and partition, from the query's offset log,
+    which Spark writes before it runs the batch (a version line, a metadata line, then one JSON
+    line per source); None if it cannot be read."""
+    try:
+        lines = (checkpoint / "offsets" / str(batch_id)).read_text(encoding="utf-8").splitlines()
+        return {topic: {str(p): int(o) for p, o in parts.items()} for topic, parts in json.loads(lines[2]).items()}
+    except (OSError, IndexError, ValueError, AttributeError):
+        return None
 
 
 def starting_offsets(

@@ -23,7 +23,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +64,11 @@ RAW_COLUMNS = """
 # Snappy, not Iceberg's default zstd: landing writes every record once and staging reads it once;
 # at 1M records, side by side in one session, snappy cut consume's MERGE from 9.1-10.3 s to
 # 7.4-9.2 s, for larger files of JSON text.
-RAW_TABLE_PROPERTIES = "'format-version' = '2', 'write.parquet.compression-codec' = 'snappy'"
+# `write.wap.enabled` lets `merge_batch` stage a commit (write-audit-publish) that it publishes only
+# after a check (`consume`'s topic ids); a write without a staging id commits as usual.
+RAW_TABLE_PROPERTIES = (
+    "'format-version' = '2', 'write.parquet.compression-codec' = 'snappy', 'write.wap.enabled' = 'true'"
+)
 
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
@@ -160,6 +164,10 @@ def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
         spark.sql(statement)
     for statement in missing_column_ddl(fmt, (f.name for f in spark.table(raw_table(fmt)).schema.fields)):
         spark.sql(statement)
+    # a raw table created before staged landings existed
+    staging = spark.sql(f"show tblproperties {raw_table(fmt)} ('write.wap.enabled')").first()
+    if staging is None or staging[1] != "true":
+        spark.sql(f"alter table {raw_table(fmt)} set tblproperties ('write.wap.enabled' = 'true')")
 
 
 @contextmanager
@@ -305,12 +313,15 @@ def merge_batch(
     unique_coordinates: bool = False,
     incarnation: int = 0,
     bounds: tuple[int, int] | None = None,
+    before_publish: Callable[[], object] | None = None,
 ) -> int:
     """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
     how many records were new. With a `report`, records that conflict with landed ones are
     counted in it first, and the batch lands as `report.incarnation` of its topics (else as
     `incarnation`). `unique_coordinates`: the view holds each (topic, partition, offset) at most once.
-    `bounds`: the view's lowest and highest offset, when the caller knows them."""
+    `bounds`: the view's lowest and highest offset, when the caller knows them.
+    `before_publish`: a check run after the batch was read and written, before any reader can see
+    it (`_staged_merge`); raising there lands nothing."""
     table = raw_table(fmt)
     incarnation = report.incarnation if report is not None else incarnation
     if bounds is None:
@@ -323,12 +334,45 @@ def merge_batch(
         conflicts = spark.sql(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates)).collect()
         _read_conflicts(conflicts, report)
     with landing_sequence() as landing_seq:
-        spark.sql(
-            merge_batch_sql(table, batch_view, landing_seq, lo, hi, incarnation, unique_coordinates)
-        )
+        statement = merge_batch_sql(table, batch_view, landing_seq, lo, hi, incarnation, unique_coordinates)
+        if before_publish is not None:
+            return _staged_merge(spark, table, statement, landing_seq, before_publish)
+        spark.sql(statement)
     # rows of this commit: the landing sequence is the commit's own
     row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
     return int(row.n) if row is not None else 0
+
+
+def _staged_merge(
+    spark: SparkSession, table: str, statement: str, landing_seq: int, before_publish: Callable[[], object]
+) -> int:
+    """Run a landing's MERGE as a staged Iceberg snapshot (write-audit-publish: the session's
+    `spark.wap.id`, read by Iceberg on tables with `write.wap.enabled`), call `before_publish`,
+    then publish the snapshot (`cherrypick_snapshot`, which applies an append on top of commits
+    made since, such as a compaction); returns the records it added. A staged snapshot is no
+    reader's: if `before_publish` raises, or the process dies first, nothing was landed (the
+    snapshot goes with the table's expired ones). The caller holds the landing lock, so no other
+    landing of this session sets the staging id meanwhile."""
+    wap_id = f"cdc_lake_{landing_seq}_{uuid.uuid4().hex}"
+    spark.conf.set("spark.wap.id", wap_id)
+    try:
+        spark.sql(statement)
+    finally:
+        spark.conf.unset("spark.wap.id")
+    staged = spark.sql(
+        f"select snapshot_id, summary['added-records'] as added from {table}.snapshots "
+        f"where summary['wap.id'] = {sql_string(wap_id)}"
+    ).first()
+    if staged is None:
+        raise RuntimeError(f"{table}: the landing's MERGE was not staged (table property write.wap.enabled?)")
+    added = int(staged.added or 0)
+    if added:
+        before_publish()
+        spark.sql(
+            f"call spark_catalog.system.cherrypick_snapshot({sql_string(table.replace('`', ''))}, "
+            f"{int(staged.snapshot_id)})"
+        )
+    return added
 
 
 def land(
