@@ -51,3 +51,11 @@ def test_a_batch_range_is_read_from_the_offset_log(tmp_path: Path) -> None:
     assert second is not None
     assert second.ranges == {"a": (3, 6), "b": (0, 3), "c": (0, 0)}  # partition 1 of a: nothing new
     assert second.records_at_most == 4 + 4 + 1
+
+
+def test_a_batch_lands_as_few_files_yet_reads_on_every_core() -> None:
+    from cdc_lake.consume import _files_for
+
+    assert _files_for(0, 2) == 1 and _files_for(250, 2) == 1  # a following consumer's batch: one file
+    assert _files_for(91_078, 2) == 2  # two cores read it, rather than one task all its partitions
+    assert _files_for(911_110, 2) == 5 and _files_for(911_110, 8) == 8  # at most 200k records a file

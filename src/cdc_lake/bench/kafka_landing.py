@@ -142,10 +142,12 @@ def _spark_append_limit(spark, bootstrap: str, fmt: str) -> tuple[float, int]:  
 
 
 def _spark_landing(spark, bootstrap: str, run: int | str, work: Path, fmt: str) -> tuple[float, int]:  # noqa: ANN001
-    """Land the whole topic with `consume` into a fresh raw schema; (seconds, records landed)."""
-    from cdc_lake.consume import ConsumeSettings, TopicRule, consume
+    """Land the whole topic with `consume` into a fresh raw schema; (seconds, records landed). Its
+    tables are created before the clock starts, as the append's is (a consumer creates them once)."""
+    from cdc_lake.consume import ConsumeSettings, TopicRule, consume, create_tables
 
     os.environ["CDC_LAKE_RAW_SCHEMA"] = f"bench_kafka_raw_{run}"
+    create_tables(spark, [fmt])
     settings = ConsumeSettings(
         bootstrap_servers=bootstrap, rules=[TopicRule(fmt, topics=[TOPIC])], checkpoint_root=work / f"ckpt-{run}"
     )
