@@ -289,3 +289,9 @@ def test_a_staged_landing_is_seen_only_once_its_check_passed(lake, spark):
     again = merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 6)), unique_coordinates=True,
                         bounds=(0, 5), before_publish=lambda: None)
     assert again == 1 and landed() == 8
+    # a batch of landed offsets adds nothing, and is checked all the same (read from a topic
+    # recreated meanwhile, its records would otherwise be passed over as landed)
+    checks: list[str] = []
+    nothing = merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 6)), unique_coordinates=True,
+                          bounds=(0, 5), before_publish=lambda: checks.append("checked"))
+    assert (nothing, checks, landed()) == (0, ["checked"], 8)
