@@ -338,7 +338,11 @@ def merge_batch(
         if before_publish is not None:
             return _staged_merge(spark, table, statement, landing_seq, before_publish)
         spark.sql(statement)
-    # rows of this commit: the landing sequence is the commit's own
+    return _rows_of_landing(spark, table, landing_seq)
+
+
+def _rows_of_landing(spark: SparkSession, table: str, landing_seq: int) -> int:
+    """Rows of `table` one landing committed: the landing sequence is the commit's own."""
     row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
     return int(row.n) if row is not None else 0
 
@@ -363,16 +367,14 @@ def _staged_merge(
         f"select snapshot_id, summary['added-records'] as added from {table}.snapshots "
         f"where summary['wap.id'] = {sql_string(wap_id)}"
     ).first()
-    if staged is None:  # no write at all (Spark skipped it), or one committed at once
-        row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
-        if row is not None and row.n:
-            raise RuntimeError(f"{table}: a landing was committed unchecked (is write.wap.enabled set?)")
+    if staged is None and _rows_of_landing(spark, table, landing_seq):  # else Spark skipped the write
+        raise RuntimeError(f"{table}: a landing was committed unchecked (is write.wap.enabled set?)")
     # the check runs whatever the batch added: a batch that added nothing (its records' offsets
     # were landed) may have been read from a topic recreated meanwhile, whose records must not be
     # passed over as landed
     before_publish()
     added = int(staged.added or 0) if staged is not None else 0
-    if staged is not None and added:
+    if added:
         spark.sql(
             f"call spark_catalog.system.cherrypick_snapshot({sql_string(table.replace('`', ''))}, "
             f"{int(staged.snapshot_id)})"
