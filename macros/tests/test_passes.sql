@@ -2,8 +2,8 @@
     {#- dbt's failure count of a data test, or, when the test passed before on exactly these inputs
         and this SQL (test_fingerprint equals the one its last pass recorded), that pass again
         without a query. A test that runs leaves its fingerprint, and for a test cut to a batch the
-        views it reads (test_view_versions), for record_test_passes, which keeps them if the test
-        passes. -#}
+        views it reads (test_view_versions), in the invocation's memo (pending_test_passes) for
+        record_test_passes, which keeps them if the test passes. -#}
     {%- set fingerprint = test_fingerprint(main_sql, fail_calc, warn_if, error_if) -%}
     {%- if fingerprint is not none and fingerprint == last_test_pass(model.unique_id) -%}
         select 0 as failures, false as should_warn, false as should_error
@@ -11,10 +11,7 @@
     {%- else -%}
         {%- set views = test_view_versions() -%}
         {%- if fingerprint is not none or views is not none -%}
-            {%- do run_query("create or replace global temporary view " ~ pending_test_pass_view(model.unique_id)
-                             ~ " as select " ~ sql_string_literal(model.unique_id) ~ " as test_id, "
-                             ~ ("null" if fingerprint is none else sql_string_literal(fingerprint)) ~ " as fingerprint, "
-                             ~ ("null" if views is none else sql_string_literal(views)) ~ " as views") -%}
+            {%- do pending_test_passes().update({model.unique_id: {'fingerprint': fingerprint, 'views': views}}) -%}
         {%- endif -%}
         {{ default__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) }}
     {%- endif -%}
@@ -80,26 +77,21 @@
 {% endmacro %}
 
 
-{% macro pending_test_pass_view(test_id) %}
-    {#- The name of the global temporary view (in schema global_temp) in which a running test leaves its fingerprint for
-        record_test_passes: global, so a Thrift server's per-connection sessions share it; named
-        after the schema and the test, so concurrent builds of other schemas keep apart. -#}
-    {{ return(pending_test_pass_prefix() ~ local_md5(test_id)) }}
-{% endmacro %}
-
-
-{% macro pending_test_pass_prefix() %}
-    {{ return('cdc_lake_pass_' ~ local_md5(target.schema)[:8] ~ '_') }}
+{% macro pending_test_passes() %}
+    {#- test id -> {fingerprint, views} of the data tests this invocation ran (spark__get_test_sql),
+        kept in the invocation's memo (build_memo) until record_test_passes keeps those that
+        passed. In dbt's memory, not in Spark: a query per test to leave it, and one per test to
+        clear it, cost a 1,000-record build at 1M about 2 s of its end. -#}
+    {{ return(build_memo().setdefault('pending_test_passes', {})) }}
 {% endmacro %}
 
 
 {% macro record_test_passes(results) %}
     {#- on-run-end: records, in one commit, the fingerprint (and views, test_view_versions) of every
-        data test that ran in this invocation and passed (spark__get_test_sql left them in a
-        pending view), then drops the invocation's pending views. A test that failed, warned or
-        errored records nothing, so it runs again next time; so does one whose record is lost (a
-        killed build). The same commit keeps the key counts the tests asked for (tested_key_counts)
-        when they changed. -#}
+        data test that ran in this invocation and passed (pending_test_passes). A test that failed,
+        warned or errored records nothing, so it runs again next time; so does one whose record is
+        lost (a killed build). The same commit keeps the key counts the tests asked for
+        (tested_key_counts) when they changed. -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
     {%- endif -%}
@@ -109,29 +101,17 @@
     {%- if counts and counts['used'] and counts['used'] != counts['known'] -%}
         {%- do entries.update({tested_key_counts_property(): tojson(counts['used'])}) -%}
     {%- endif -%}
-    {%- set pending = [] -%}
-    {%- for row in run_query("show views in global_temp like '" ~ pending_test_pass_prefix() ~ "*'") -%}
-        {%- do pending.append(row[1]) -%}
-    {%- endfor -%}
-    {%- set passed = [] -%}
+    {%- set pending = pending_test_passes() -%}
     {%- for result in results
-           if result.node.resource_type == 'test' and result.status == 'pass'
-              and pending_test_pass_view(result.node.unique_id) in pending -%}
-        {%- do passed.append('select * from global_temp.' ~ pending_test_pass_view(result.node.unique_id)) -%}
+           if result.node.resource_type == 'test' and result.status == 'pass' and result.node.unique_id in pending -%}
+        {%- set ran = pending[result.node.unique_id] -%}
+        {%- if ran['fingerprint'] is not none -%}
+            {%- do entries.update({test_pass_property(result.node.unique_id): ran['fingerprint']}) -%}
+        {%- endif -%}
+        {%- if ran['views'] is not none -%}
+            {%- do entries.update({test_views_property(result.node.unique_id): ran['views']}) -%}
+        {%- endif -%}
     {%- endfor -%}
-    {%- if passed -%}
-        {%- for test_id, fingerprint, views in run_query(passed | join(' union all ')) -%}
-            {%- if fingerprint is not none -%}
-                {%- do entries.update({test_pass_property(test_id): fingerprint}) -%}
-            {%- endif -%}
-            {%- if views is not none -%}
-                {%- do entries.update({test_views_property(test_id): views}) -%}
-            {%- endif -%}
-        {%- endfor -%}
-    {%- endif -%}
     {%- do build_cache_put(entries) -%}
-    {%- for view in pending -%}
-        {%- do run_query("drop view if exists global_temp." ~ view) -%}
-    {%- endfor -%}
     {{ return('') }}
 {% endmacro %}
