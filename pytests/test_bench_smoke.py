@@ -90,3 +90,21 @@ def test_the_report_renders_the_size_results_beside_the_other_benchmarks_files(t
     size = json.loads((stored / "100k.json").read_text())
     text = page.read_text()
     assert "(a) limit" in text and size["started_at"] in text
+
+
+def test_target_4_is_not_judged_across_days():
+    """The increment's 5M/1M ratio (issue 40, target 4) compares two runs: only of the same day,
+    since this machine's speed changes from one day to the next."""
+    from cdc_lake.bench.schedule_scale import verdicts
+
+    def result(label: str, day: str, seconds: float) -> dict:
+        steps = ("dbt_noop", "noop_build", "small_batch_build", "incremental_run", "incremental_build")
+        return {"label": label, "finished_at": f"{day} 10:00 UTC", "small_batch_records": 1000,
+                "seconds": {step: [seconds] for step in steps}}  # fmt: skip
+
+    same_day = verdicts({"1m": result("1m", "2026-11-30", 10.0), "5m": result("5m", "2026-11-30", 11.0)})
+    assert any("target 4" in line and "1.10×" in line and "**met**" in line for line in same_day)
+    across = verdicts({"1m": result("1m", "2026-11-30", 10.0), "5m": result("5m", "2026-11-29", 11.0)})
+    assert [line for line in across if "target 4" in line] == [
+        "- target 4 (the increment at 5M against 1M): not comparable, 1M measured on 2026-11-30, 5M on 2026-11-29"
+    ]
