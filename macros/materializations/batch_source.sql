@@ -1,9 +1,10 @@
 {% macro batch_source(source) %}
     {#- What an incremental write (MERGE or append) reads its batch from. dbt-spark puts the batch
-        in a temporary view first; Spark keeps a view as its SQL text, so the view's creation and
-        the write that reads it each analyse the whole model (a base model's decoding SQL: 4.4 s
-        for the view alone). Where batch_read_inline says so, no view is made and the write reads
-        the model's SQL inline. -#}
+        in a temporary view first, and making it analyses the whole model (a base model's decoding
+        SQL: 4.4 s for the view alone). Where batch_read_inline says so, no view is made and the
+        write reads the model's SQL inline. Where a view is made, it keeps its analysed plan
+        (spark.sql.legacy.storeAnalyzedPlanForView, profiles.yml), so the write that reads it does
+        not analyse the model again. -#}
     {%- if not batch_read_inline() -%}
         {{ return(source) }}
     {%- endif -%}
