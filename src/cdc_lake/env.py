@@ -7,7 +7,9 @@ The venv gets a `.pth` file (written by `python -m cdc_lake.env --install`) that
 - CDC_LAKE_DIR     -> <project>/.lake as an absolute path, so the warehouse and the Derby metastore
   never appear in whatever directory a command was started from;
 - CDC_LAKE_LOG_CONFIG -> profiles/log4j2.properties, the Spark driver's quiet logging (WARN, and
-  ERROR for warnings every run gives); CDC_LAKE_VERBOSE=1 leaves Spark's own defaults instead.
+  ERROR for warnings every run gives); CDC_LAKE_VERBOSE=1 leaves Spark's own defaults instead;
+- CDC_LAKE_CLASS_ARCHIVE -> the Spark driver's class-data-sharing archive `make setup` wrote
+  (`cdc_lake.class_archive`), when it exists: a faster JVM start.
 
 The hook (`startup`) also makes plain `dbt` and `sqlfluff` (which render profiles/profiles.yml and
 open the `local` target's Spark session without any cdc_lake code) find the lake's metastore
@@ -40,6 +42,11 @@ def jvm_dir(part: str) -> Path:
     return Path(sys.prefix) / "jvm" / part
 
 
+def class_archive_path() -> Path:
+    """Where `make setup` writes the Spark driver's class-data-sharing archive (cdc_lake.class_archive)."""
+    return jvm_dir("spark").parent / "spark-driver.jsa"
+
+
 def lake_dir() -> Path:
     """The lake folder (warehouse + metastore), absolute."""
     return Path(os.environ.get("CDC_LAKE_DIR", PROJECT_DIR / ".lake")).resolve()
@@ -62,6 +69,9 @@ def apply_defaults() -> None:
         os.environ.pop("CDC_LAKE_LOG_CONFIG", None)
     else:
         os.environ.setdefault("CDC_LAKE_LOG_CONFIG", str(PROJECT_DIR / "profiles" / "log4j2.properties"))
+    archive = class_archive_path()
+    if "CDC_LAKE_CLASS_ARCHIVE" not in os.environ and archive.exists():
+        os.environ["CDC_LAKE_CLASS_ARCHIVE"] = str(archive)
 
 
 def iceberg_jar() -> Path:
