@@ -68,8 +68,9 @@ def test_a_schedule_builds_warm_shows_new_landings_and_stops_between_builds(tmp_
         built = len([e for e in entries(log) if e["event"] == "start"])
         # the turn is given back between builds: a writing dbt command line gets it
         run_checked([str(BIN / "dbt"), "seed", "--select", "tag:no_such_tag"], env)
-        wait_for(lambda: sum(e["event"] == "end" for e in entries(log)) > built, "a build after the landing")
-        wait_for(lambda: entries(log)[-1]["event"] == "start", "a build under way")
+        # a build that started after the landing, under way: SIGTERM lets it finish, and it is the last
+        wait_for(lambda: entries(log)[-1]["event"] == "start" and entries(log)[-1]["build"] > built,
+                 "a build after the landing, under way")
         schedule.send_signal(signal.SIGTERM)
         schedule.wait(timeout=600)
     finally:
