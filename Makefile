@@ -17,7 +17,7 @@ setup: $(STAMP)
 # The venv is created when missing; the stamp re-runs the install when pyproject.toml or a pom
 # changes. JVM parts come from Maven Central (jvm/*/pom.xml) with their runtime dependencies;
 # Maven's cache (~/.m2) keeps them, so a second setup downloads nothing. Last, the Spark driver's
-# class-data-sharing archive (src/cdc_lake/class_archive.py: a demo build, ~1-2 min): every later
+# class-data-sharing archive (src/cdc_lake/class_archive.py: a demo build, 341 s on a slow day's fresh clone): every later
 # Spark start maps its classes instead of loading them from the jars.
 MVN_COPY := mvn -q -B dependency:copy-dependencies -DincludeScope=runtime
 $(STAMP): pyproject.toml jvm/spark/pom.xml jvm/kafka/pom.xml jvm/derby/pom.xml jvm/connect/pom.xml \

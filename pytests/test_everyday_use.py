@@ -110,9 +110,16 @@ def dump(lake: LakeRun, log: Path) -> dict[str, list[str]]:
         if not line.startswith("{"):
             continue
         record = json.loads(line)
-        row = {k: v for k, v in json.loads(record["row"]).items() if k not in LANDING_COLUMNS}
-        tables[record["model"]].append(json.dumps(row, sort_keys=True))
-    return {model: sorted(rows) for model, rows in tables.items()}
+        tables[record["model"]].append(record["row"])
+    return {model: normalised(rows) for model, rows in tables.items()}
+
+
+def normalised(rows: list[str]) -> list[str]:
+    """Rows as `to_json(struct(*))` gives them, without the landing columns, keys and rows sorted."""
+    return sorted(
+        json.dumps({k: v for k, v in json.loads(row).items() if k not in LANDING_COLUMNS}, sort_keys=True)
+        for row in rows
+    )
 
 
 def sequential_tables(lake: Lake, first: Path, second: Path) -> dict[str, list[str]]:
@@ -122,14 +129,10 @@ def sequential_tables(lake: Lake, first: Path, second: Path) -> dict[str, list[s
     records.write_bytes(first.read_bytes() + second.read_bytes())
     lake.land("canal_flat", records)
     lake.build(data_tests=False)
-    tables: dict[str, list[str]] = {}
-    for model in ("cdc_current", "cdc_history"):
-        rows = lake.rows(f"select to_json(struct(*)) as row from {{schema}}.{model}")
-        tables[model] = sorted(
-            json.dumps({k: v for k, v in json.loads(r["row"]).items() if k not in LANDING_COLUMNS}, sort_keys=True)
-            for r in rows
-        )
-    return tables
+    return {
+        model: normalised([r["row"] for r in lake.rows(f"select to_json(struct(*)) as row from {{schema}}.{model}")])
+        for model in ("cdc_current", "cdc_history")
+    }
 
 
 def test_land_build_and_query_at_once_then_equal_to_one_after_the_other(concurrent, lake, batches, tmp_path) -> None:
