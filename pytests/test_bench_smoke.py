@@ -10,12 +10,11 @@ tool, not the pipeline (whose every step it runs many times over), so it runs in
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 
 import pytest
 
-from cdc_lake.bench import build_parser, run
+from cdc_lake.bench import build_parser, run, schedule_scale
 from cdc_lake.bench.schedule_scale import BEGIN, STEPS
 
 
@@ -55,14 +54,16 @@ def test_bench_harness_writes_a_report(spark, tmp_path):
 
 
 @pytest.mark.bench
-def test_schedule_scale_times_every_step_and_renders_its_section(tmp_path):
-    # its own process: the bench opens a lake of its own and stops its Spark session at the end
+def test_schedule_scale_times_every_step_and_renders_its_section(spark, tmp_path, monkeypatch):
+    # in the suite's session and lake, as the size bench above; the bench points dbt at its schemas
+    for name in ("CDC_LAKE_SCHEMA", "CDC_LAKE_RAW_SCHEMA"):  # put back when the test ends
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
     report = tmp_path / "benchmarks.md"
-    command = [
-        sys.executable, "-m", "cdc_lake.bench.schedule_scale", "--size", "600", "--runs", "1",
-        "--work", str(tmp_path / "work"), "--results", str(tmp_path / "results"), "--report", str(report),
-    ]  # fmt: skip
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, timeout=900)
+    result = schedule_scale.measure(600, tmp_path / "work", runs=1, spark=spark)
+    schedule_scale.record(result, "in-process", tmp_path / "results", report)
 
     result = json.loads((tmp_path / "results" / "schedule_600.json").read_text())
     assert set(STEPS) <= set(result["seconds"])

@@ -79,8 +79,9 @@ class Cluster:
         paths = ["--target-path", str(self.work / "target"), "--log-path", str(self.work / "logs")]
         self.run("dbt", command, "--target", "thrift", *paths, timeout=DBT_TIMEOUT, step=step)
 
-    def land(self, fmt: str, path: Path, *options: str, step: str) -> str:
-        args = ["land", "--target", "thrift", "--format", fmt, *options, str(path)]
+    def land(self, files: list[tuple[str, Path]], *options: str, step: str) -> str:
+        """One `cdc-lake land` of every file, each named with its format (FORMAT=FILE)."""
+        args = ["land", "--target", "thrift", *options, *(f"{fmt}={path}" for fmt, path in files)]
         return self.run("cdc-lake", *args, timeout=600, step=step).stdout
 
 
@@ -177,18 +178,18 @@ def test_cluster_builds_what_the_embedded_target_builds(cluster, lake):
 
     # Run 1: the Flink canal-json corpus (bare values), then a full run on the cluster (the data
     # tests run once, in the build below, to keep this test to a few minutes on 2 cores).
-    first = cluster.land("canal_flat", CANAL_DATA, "--raw-values", step="land 1")
+    first = cluster.land([("canal_flat", CANAL_DATA)], "--raw-values", step="land 1")
     assert "11 landed" in first, first
     # The typed per-table views read the seeds, and `dbt run` does not load seeds: seed first.
     cluster.dbt("seed", step="dbt seed 1")
     cluster.dbt("run", step="dbt run 1 (full)")
 
     # Run 2: the demo dump, a generated workload if the project has the generator, and the corpus
-    # again (already landed: nothing new), then an incremental build.
+    # again (already landed: nothing new), then an incremental build. One command lands the
+    # files of every format (one process; the embedded side below lands them one by one).
     second = [("canal_flat", DEMO_CANAL), *generated_workload(cluster.work)]
-    for i, (fmt, path) in enumerate(second):
-        cluster.land(fmt, path, step=f"land 2.{i + 1} {path.name}")
-    again = cluster.land("canal_flat", CANAL_DATA, "--raw-values", step="land 2 again")
+    cluster.land(second, step=f"land 2 ({len(second)} files)")
+    again = cluster.land([("canal_flat", CANAL_DATA)], "--raw-values", step="land 2 again")
     assert "0 landed, 11 already present" in again, again
     cluster.dbt("build", step="dbt build 2 (incremental + tests)")
 
