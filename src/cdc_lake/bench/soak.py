@@ -39,6 +39,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,33 +69,41 @@ ANALYST_QUERY = (
     f"select database_name, table_name, count(*) as live_rows, count_if(is_deleted) as deleted "
     f"from {SCHEMA}.cdc_current group by database_name, table_name"
 )
-# the analyst query, timed inside a Spark session of its own (the JVM start is not timed), as in
-# an analyst's long-lived session: thirty runs to warm it (the JIT keeps speeding it up for dozens
-# of runs: on one table, runs 6-15 took 0.177 s and runs 21-30 0.109 s, medians), then fifteen timed
-# while it holds the lake's dbt turn, so that at the start (the pipeline running) no build competes
-# for the cores, as none does at the end; their median. "empty" when cdc_current has no row yet
-# (a plan without a file to read is no measure of the table).
+# the analyst query at the start of the soak runs in a process of its own (a Spark session started
+# for it; the JVM start is not timed), at the end in the session that checks the lake: see
+# `analyst_seconds`
 ANALYST_SCRIPT = """
-import statistics, sys, time
-from cdc_lake.hook import lake_turn
+import sys
+from cdc_lake.bench.soak import analyst_seconds
 from cdc_lake.spark import get_spark
-spark = get_spark("cdc_lake soak analyst")
-if not spark.sql(sys.argv[1]).collect():
-    print("empty")
-    sys.exit(0)
-for _ in range(30):
-    spark.sql(sys.argv[1]).collect()
-seconds = []
-with lake_turn("analyst"):
-    for _ in range(15):
-        started = time.monotonic()
-        spark.sql(sys.argv[1]).collect()
-        seconds.append(time.monotonic() - started)
-print(statistics.median(seconds))
+seconds = analyst_seconds(get_spark("cdc_lake soak analyst"), sys.argv[1])
+print("empty" if seconds is None else seconds)
 """
 # the soak's snapshot expiry: keep six minutes of time travel, so that its upkeeps expire some
 UPKEEP_EXPIRE_ARGS = "{older_than_hours: 0.1, retain_last: 5}"
 COMPACT_LOG = re.compile(r"(\S+): (\d+) data and delete files, now (\d+)")
+
+
+def analyst_seconds(spark: Any, query: str) -> float | None:
+    """The analyst query timed in `spark` as in an analyst's long-lived session: thirty runs to
+    warm it (the JIT keeps speeding it up for dozens of runs: on one table, runs 6-15 took 0.177 s
+    and runs 21-30 0.109 s, medians), then fifteen timed while it holds the lake's dbt turn, so
+    that at the start (the pipeline running) no build competes for the cores, as none does at the
+    end; their median. None when cdc_current has no row yet (a plan without a file to read is no
+    measure of the table)."""
+    from cdc_lake.hook import lake_turn
+
+    if not spark.sql(query).collect():
+        return None
+    for _ in range(30):
+        spark.sql(query).collect()
+    seconds = []
+    with lake_turn("analyst"):
+        for _ in range(15):
+            started = time.monotonic()
+            spark.sql(query).collect()
+            seconds.append(time.monotonic() - started)
+    return statistics.median(seconds)
 
 
 class SoakProcess(LocalServer):
@@ -562,8 +571,6 @@ class Soak:
             for _ in range(3):  # a build killed just before may leave the next one a retry to do
                 if self.last_build() == 0:
                     break
-            seconds = self.analyst_query_seconds()
-            result["analyst_end_seconds"] = float("nan") if seconds is None else seconds  # None: no row
             result.update(self.check(workload))
             result["production_seconds"] = production_seconds
         finally:
@@ -585,6 +592,8 @@ class Soak:
         from cdc_lake.testing.truth import Truth, check_against_truth
 
         spark = get_spark("cdc_lake soak check")
+        # first, as the analyst's process at the start runs it: in a session that ran nothing else
+        end_seconds = analyst_seconds(spark, ANALYST_QUERY)
         lake = Lake(spark, SCHEMA)
         lake.project_dir = self.project
         problems: list[str] = []
@@ -624,7 +633,8 @@ class Soak:
         change_records = sum((r[0], r[1], r[2]) in changes for r in landed)
         spark.stop()
         return {"problems": problems, "freshness": fresh, "rejected": sum(rejected.values()), "landed": len(landed),
-                "change_records": change_records}
+                "change_records": change_records,
+                "analyst_end_seconds": float("nan") if end_seconds is None else end_seconds}  # None: no row
 
     def freshness(self, landed: list[Any], changes: set[tuple]) -> list[tuple[float, float]]:
         """(seconds into the soak it was produced, seconds until a build showed it) per change record."""
