@@ -592,8 +592,13 @@ class Soak:
         from cdc_lake.testing.truth import Truth, check_against_truth
 
         spark = get_spark("cdc_lake soak check")
-        # first, as the analyst's process at the start runs it: in a session that ran nothing else
-        end_seconds = analyst_seconds(spark, ANALYST_QUERY)
+        # first, as the analyst's process at the start runs it: in a session that ran nothing else;
+        # a failing query is reported as the start's is (NaN and an event), not a failed check
+        try:
+            end_seconds = analyst_seconds(spark, ANALYST_QUERY)
+        except Exception as exc:  # noqa: BLE001 - Spark raises many types; any means "no figure"
+            self.event("analyst_query_failed", str(exc)[-500:])
+            end_seconds = float("nan")
         lake = Lake(spark, SCHEMA)
         lake.project_dir = self.project
         problems: list[str] = []
