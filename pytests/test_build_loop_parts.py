@@ -93,3 +93,39 @@ def test_a_schedule_compacts_after_each_build_and_upkeeps_when_due(
     schedule = StepsOnly(Upkeep(600, record=record), every=0.01, times=3)
     assert schedule.run() == 0
     assert schedule.steps == ["build", "upkeep", "build", "compact_latest", "build", "compact_latest"]
+
+
+def test_the_soak_ends_after_a_build_that_started_after_the_last_landing_and_its_post_step(tmp_path: Path) -> None:
+    """The soak's last build is the schedule's first build that started after the catch-up landing:
+    it waits for that build to end well and for what follows it (upkeep or cdc_compact_latest)."""
+    import json
+
+    from cdc_lake.bench.soak import LAST_BUILD_TRIES, Soak
+
+    soak = Soak(tmp_path, duration=1, rate=1, seed=1, build_interval=60, upkeep_interval=600)
+    log = tmp_path / "builds.jsonl"
+    offset = 0
+
+    def logged(*entries: dict) -> None:
+        nonlocal offset
+        with open(log, "a", encoding="utf-8") as out:
+            out.writelines(json.dumps(e) + "\n" for e in entries)
+        offset = soak.read_build_log(log, offset)
+
+    post = {"event": "compact_latest", "status": 0, "lines": []}
+    logged({"event": "start", "at": 100.0}, {"event": "end", "at": 150.0, "status": 0}, post)
+    assert not soak.last_build_done()  # no catch-up yet
+    soak.caught_up = 120.0
+    assert not soak.last_build_done()  # that build started before the catch-up landing ended
+    logged({"event": "start", "at": 152.0}, {"event": "end", "at": 190.0, "status": 1})
+    assert not soak.last_build_done()  # after it, but failed
+    logged({"event": "start", "at": 192.0}, {"event": "end", "at": 230.0, "status": 0})
+    assert not soak.last_build_done()  # ended well; its post step not logged yet
+    logged(post)
+    assert soak.last_build_done()
+    assert [e["kind"] for e in soak.events] == ["build_failed"]  # a compaction of nothing is no event
+
+    failing = Soak(tmp_path, duration=1, rate=1, seed=1, build_interval=60, upkeep_interval=600)
+    failing.caught_up = 0.0
+    failing.builds = [{"started": float(i), "ok": False} for i in range(1, LAST_BUILD_TRIES + 1)]
+    assert failing.last_build_done()  # gives up: the check says what is missing

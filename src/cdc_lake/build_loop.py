@@ -15,7 +15,7 @@ build when it is due, in the same warm session and lake turn; after the other bu
 Without --every (one build, as from cron) the same follows the build, the upkeep's clock kept in a
 file beside the lake.
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
-status, seconds and slowest nodes); each upkeep one more. A failed build does not stop the
+status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more. A failed build does not stop the
 schedule: the next one picks up what it left, as a scheduler's next run would. SIGTERM or Ctrl-C
 stops the schedule after the build under way (a second one ends the process at once). If Spark's
 JVM dies, the process exits with status 3 for its service manager to start it again.
@@ -155,7 +155,9 @@ class Schedule:
 
     def compact_latest_once(self) -> int:
         """`cdc_compact_latest` (cdc_history's latest versions, once they hold too many files), in
-        this process's session and the lake's turn; logged when it compacted. dbt's exit status."""
+        this process's session and the lake's turn; logged each time (its lines name what it
+        compacted, none when nothing was due), so a reader of the log knows the state the build left
+        is the upkept one. dbt's exit status."""
         from cdc_lake.hook import lake_turn
 
         lines: list[str] = []
@@ -163,10 +165,9 @@ class Schedule:
         limit = [] if self.latest_max_files is None else ["--args", f"{{max_files: {self.latest_max_files}}}"]
         with lake_turn("run-operation"):
             status = _status(self._invoke(["run-operation", "cdc_compact_latest", *limit], [_keep_logged(lines)]))
-        if lines or status != 0:
-            ended = time.time()
-            self._write({"event": "compact_latest", "pid": os.getpid(), "at": ended,
-                         "seconds": round(ended - started, 1), "status": status, "lines": lines})
+        ended = time.time()
+        self._write({"event": "compact_latest", "pid": os.getpid(), "at": ended,
+                     "seconds": round(ended - started, 1), "status": status, "lines": lines})
         return status
 
     def run(self) -> int:

@@ -15,10 +15,12 @@ again themselves; a producer that gives up on its records is replaced and they a
 order (at least once, as a CDC tool's restarted task sends again from its last acknowledged
 position).
 
-At the end the producer has sent everything; a last `cdc-lake consume` (without --follow) lands
-what is left and a last build runs, as the schedule runs them (`cdc-lake build --upkeep-every`,
-once: the upkeep or `cdc_compact_latest` after it), so the analyst's query at the end reads what a
-scheduled build leaves. Then, against the simulator's truth: `cdc_current` and
+At the end the producer has sent everything and the faults stop; a last `cdc-lake consume`
+(without --follow) lands what is left while the schedule goes on, and the schedule's first build
+that starts after that landing is the last: once it and what follows it (the upkeep when due, else
+`cdc_compact_latest`) are logged, the schedule is stopped between two builds, so the analyst's query
+at the end reads what a scheduled build leaves, built by the warm process that built all along.
+Then, against the simulator's truth: `cdc_current` and
 `cdc_history` per format, every record a change or a reject (only the injected malformed ones),
 reconciliation clean, no record landed twice. Measured: changes/s sustained; freshness per change
 (produced -- the source's commit, in this simulation -- to the end of the first build that shows
@@ -81,6 +83,9 @@ print("empty" if seconds is None else seconds)
 """
 # the soak's snapshot expiry: keep six minutes of time travel, so that its upkeeps expire some
 UPKEEP_EXPIRE_ARGS = "{older_than_hours: 0.1, retain_last: 5}"
+# builds the schedule may start after the catch-up landing before the soak stops waiting for one
+# that ends well (one killed just before the end may leave the next a retry to do)
+LAST_BUILD_TRIES = 3
 COMPACT_LOG = re.compile(r"(\S+): (\d+) data and delete files, now (\d+)")
 
 
@@ -162,9 +167,14 @@ class Soak:
     bootstrap: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
     consumer: subprocess.Popen[bytes] | None = None
-    build: subprocess.Popen[bytes] | None = None  # a dbt command line of the soak's (the first and last builds)
+    build: subprocess.Popen[bytes] | None = None  # a dbt command line of the soak's (the first build)
     builder: subprocess.Popen[bytes] | None = None  # `cdc-lake build --every`, the scheduled builds
     open_build: float | None = None  # when the build under way started (None: none is)
+    # the end: when the catch-up landing ended (wall clock), the builds that started after it, and
+    # when the build whose post-build step (upkeep or cdc_compact_latest) was logged last started
+    caught_up: float | None = None
+    ended_build: float | None = None  # the start of the last build that ended well, until its post step
+    post_step_of: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ------------------------------------------------------------------ set-up
@@ -380,50 +390,47 @@ class Soak:
         return code
 
     def build_command(self, log: Path) -> list[str]:
-        """`cdc-lake build` with the soak's upkeep, logging to `log` (once, without --every)."""
+        """The schedule: `cdc-lake build --every` with the soak's upkeep, logging to `log`."""
         return [self.bin("cdc-lake"), "build", "--log", str(log), "--upkeep-every", str(self.upkeep_interval),
-                "--expire-args", UPKEEP_EXPIRE_ARGS]
+                "--expire-args", UPKEEP_EXPIRE_ARGS, "--every", str(self.build_interval)]
 
-    def last_build(self) -> int:
-        """The last build after the catch-up: one build of the schedule's command, with what follows
-        a scheduled build (the upkeep when due, else `cdc_compact_latest`); its exit status."""
-        log = self.folder / "last-builds.jsonl"
-        offset = log.stat().st_size if log.exists() else 0
-        process = SoakProcess(self.folder, "build", self.build_command(log), self.env(), self.project)
+    def last_build_done(self) -> bool:
+        """After the catch-up landing: a build that started after it ended well and its post-build
+        step is logged (or three builds started after it, none well: the check will say what is
+        missing)."""
         with self.lock:
-            self.builder = process.launch()
-        code = self.builder.wait()
-        self.read_build_log(log, offset)
-        self.close_open_builds(f"the last build's process exited with status {code}")
-        return code
+            if self.caught_up is None:
+                return False
+            if self.post_step_of is not None and self.post_step_of >= self.caught_up:
+                return True
+            return sum(b["started"] >= self.caught_up for b in self.builds) >= LAST_BUILD_TRIES
 
     def supervise_builds(self) -> None:
         """Keep `cdc-lake build --every BUILD_INTERVAL` running, as a service manager would: its
-        builds share one warm Spark session. Each build's start and end are lines of its log."""
+        builds share one warm Spark session. Each build's start and end are lines of its log. It runs
+        until the last build (see `last_build_done`), then is stopped between two builds."""
         log = self.folder / "builds.jsonl"
-        command = [*self.build_command(log), "--every", str(self.build_interval)]
+        command = self.build_command(log)
         offset = 0
-        while True:
+        while not self.last_build_done():
             if self.builder is None or self.builder.poll() is not None:
                 if self.builder is not None:
                     offset = self.read_build_log(log, offset)
                     self.close_open_builds(f"the build process exited with status {self.builder.returncode}")
-                    if self.stop.is_set():
-                        break
                     time.sleep(2)
-                if self.stop.is_set():
-                    break
                 self.builder = SoakProcess(self.folder, "build", command, self.env(), self.project).launch()
             offset = self.read_build_log(log, offset)
-            if self.stop.is_set() and self.builder.poll() is None:
-                self.builder.send_signal(signal.SIGTERM)  # it stops after the build under way
-                try:
-                    self.builder.wait(1200)
-                except subprocess.TimeoutExpired:
-                    os.killpg(self.builder.pid, signal.SIGKILL)
-                continue
-            time.sleep(1)
+            # at the end, read often: the schedule waits at least 2 s (TURN_GAP) before its next build
+            time.sleep(1 if self.caught_up is None else 0.2)
+        if self.builder is not None and self.builder.poll() is None:
+            self.builder.send_signal(signal.SIGTERM)  # between two builds: it exits at once
+            try:
+                self.builder.wait(1200)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.builder.pid, signal.SIGKILL)
         self.read_build_log(log, offset)
+        if self.builder is not None:
+            self.close_open_builds(f"the build process exited with status {self.builder.returncode}")
 
     def read_build_log(self, log: Path, offset: int) -> int:
         """Take the new complete lines of the build process's log; the offset read up to."""
@@ -436,11 +443,13 @@ class Soak:
                     break
                 offset += len(line.encode())
                 entry = json.loads(line)
-                if entry["event"] == "upkeep":
-                    self.record_upkeep(entry)
-                    continue
-                if entry["event"] == "compact_latest":
-                    self.event("compact_latest", "; ".join(entry["lines"]) or f"status {entry['status']}")
+                if entry["event"] in ("upkeep", "compact_latest"):  # what follows a build
+                    if entry["event"] == "upkeep":
+                        self.record_upkeep(entry)
+                    elif entry["lines"] or entry["status"] != 0:  # it compacted, or failed
+                        self.event("compact_latest", "; ".join(entry["lines"]) or f"status {entry['status']}")
+                    with self.lock:
+                        self.post_step_of, self.ended_build = self.ended_build, None
                     continue
                 if entry["event"] == "start":
                     with self.lock:
@@ -451,6 +460,8 @@ class Soak:
                 ok = entry["status"] == 0
                 self.builds.append({"started": started or entry["at"], "ended": entry["at"], "ok": ok,
                                     "at": round(self.now(), 1)})
+                with self.lock:
+                    self.ended_build = (started or entry["at"]) if ok else None
                 if not ok:
                     self.event("build_failed", f"status {entry['status']}")
         return offset
@@ -549,14 +560,15 @@ class Soak:
                             return
                     time.sleep(2)
 
-            for target, args in ((self.supervise_consumer, ()), (self.supervise_builds, ()),
-                                 (self.inject_faults, (broker,)),
+            builds = threading.Thread(target=self.supervise_builds, daemon=True)
+            builds.start()
+            for target, args in ((self.supervise_consumer, ()), (self.inject_faults, (broker,)),
                                  (analyst_at_start, ())):
                 threads.append(threading.Thread(target=target, args=args, daemon=True))
                 threads[-1].start()
             producer.join()
             production_seconds = self.now()
-            self.stop.set()
+            self.stop.set()  # no more faults or consumer restarts; the schedule goes on
             for thread in threads:
                 thread.join()
             if self.consumer is not None and self.consumer.poll() is None:
@@ -565,12 +577,12 @@ class Soak:
                     self.consumer.wait(120)
                 except subprocess.TimeoutExpired:
                     os.killpg(self.consumer.pid, signal.SIGKILL)
-            self.event("catch_up", "cdc-lake consume without --follow, then the last builds")
-            last = self.start_consumer(follow=False)
-            last.wait()
-            for _ in range(3):  # a build killed just before may leave the next one a retry to do
-                if self.last_build() == 0:
-                    break
+            self.event("catch_up", "cdc-lake consume without --follow; the schedule's next build is the last")
+            self.start_consumer(follow=False).wait()
+            with self.lock:
+                self.caught_up = time.time()
+            builds.join()
+            self.event("last_build", "built after the catch-up, with what follows a build; the schedule stopped")
             result.update(self.check(workload))
             result["production_seconds"] = production_seconds
         finally:
@@ -735,7 +747,7 @@ def render(summary: dict[str, Any], plot_name: str | None) -> str:
         f"others); faults from the schedule of seed {summary['seed']}. The analyst query's median of fifteen "
         f"runs after thirty in its session, holding the lake's dbt turn: at the start after the first build "
         f"that put rows in cdc_current, "
-        f"the consumer still landing; at the end after the last build.",
+        f"the consumer still landing; at the end after the last build (the schedule's first after the last landing).",
         "",
         "| measure | value |",
         "|---|---|",
