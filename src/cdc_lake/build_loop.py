@@ -15,8 +15,9 @@ build when it is due, in the same warm session and lake turn; after the other bu
 Without --every (one build, as from cron) the same follows the build, the upkeep's clock kept in a
 file beside the lake.
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
-status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more. A failed build does not stop the
-schedule: the next one picks up what it left, as a scheduler's next run would. SIGTERM or Ctrl-C
+status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more.
+A failed build does not stop the schedule: the next one picks up what it left, as a scheduler's
+next run would. SIGTERM or Ctrl-C
 stops the schedule after the build under way (a second one ends the process at once). If Spark's
 JVM dies, the process exits with status 3 for its service manager to start it again.
 """

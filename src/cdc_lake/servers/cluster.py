@@ -133,10 +133,13 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
         {
             "spark.driver.host": HOST,
             "spark.driver.bindAddress": HOST,
+            # Parallel GC as the local target's driver (profiles.yml: batch work, where G1's
+            # concurrent marking takes CPU from the queries on a small machine)
             "spark.driver.extraJavaOptions": (
-                f"-Dderby.system.home={lake} -Dderby.stream.error.file={lake}/logs/derby.log "
+                f"-XX:+UseParallelGC -Dderby.system.home={lake} -Dderby.stream.error.file={lake}/logs/derby.log "
                 f"-Djava.io.tmpdir={lake}/tmp"
             ),
+            "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
             "spark.executor.memory": settings.executor_memory,
             "spark.cores.max": str(settings.cores),
         }
