@@ -134,10 +134,10 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
             "spark.driver.host": HOST,
             "spark.driver.bindAddress": HOST,
             # Parallel GC as the local target's driver (profiles.yml: batch work, where G1's
-            # concurrent marking takes CPU from the queries on a small machine)
+            # concurrent marking takes CPU from the queries on a small machine), and its class archive
             "spark.driver.extraJavaOptions": (
                 f"-XX:+UseParallelGC -Dderby.system.home={lake} -Dderby.stream.error.file={lake}/logs/derby.log "
-                f"-Djava.io.tmpdir={lake}/tmp"
+                f"-Djava.io.tmpdir={lake}/tmp{class_archive_options()}"
             ),
             "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
             "spark.executor.memory": settings.executor_memory,
@@ -145,6 +145,14 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
         }
     )
     return conf
+
+
+def class_archive_options() -> str:
+    """The driver's class-data-sharing archive (CDC_LAKE_CLASS_ARCHIVE), as profiles.yml passes it:
+    the Thrift Server's driver has the same Spark jars on its class path as the local driver that
+    wrote it. A JVM that cannot use it starts without it, silently."""
+    archive = os.environ.get("CDC_LAKE_CLASS_ARCHIVE", "")
+    return f" -XX:SharedArchiveFile={archive} -Xlog:cds=off,cds+dynamic=off" if archive else ""
 
 
 def consumer_conf(settings: Settings) -> dict[str, str]:
@@ -298,8 +306,7 @@ def daemons(settings: Settings) -> list[Daemon]:
         "--deploy-mode", "client",
         "--class", THRIFT_CLASS,
         "--name", "cdc_lake Thrift Server",
-        "--jars", jar,
-        "--driver-class-path", jar,
+        "--jars", jar,  # the driver has it in pyspark's jars/ (make setup links it there)
         "--driver-memory", settings.driver_memory,
     ]
     for key, value in thrift_server_conf(settings).items():
