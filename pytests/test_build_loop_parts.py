@@ -129,3 +129,8 @@ def test_the_soak_ends_after_a_build_that_started_after_the_last_landing_and_its
     failing.caught_up = 0.0
     failing.builds = [{"started": float(i), "ok": False} for i in range(1, LAST_BUILD_TRIES + 1)]
     assert failing.last_build_done()  # gives up: the check says what is missing
+    dying = Soak(tmp_path, duration=1, rate=1, seed=1, build_interval=60, upkeep_interval=600)
+    dying.caught_up = 0.0
+    assert not dying.last_build_done()
+    dying.restarts_after_catch_up = LAST_BUILD_TRIES  # processes that died before logging a build
+    assert dying.last_build_done()

@@ -175,6 +175,7 @@ class Soak:
     caught_up: float | None = None
     ended_build: float | None = None  # the start of the last build that ended well, until its post step
     post_step_of: float | None = None
+    restarts_after_catch_up: int = 0  # build processes started again after it
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ------------------------------------------------------------------ set-up
@@ -403,7 +404,9 @@ class Soak:
                 return False
             if self.post_step_of is not None and self.post_step_of >= self.caught_up:
                 return True
-            return sum(b["started"] >= self.caught_up for b in self.builds) >= LAST_BUILD_TRIES
+            tried = sum(b["started"] >= self.caught_up for b in self.builds)
+            # a process that dies before it logs a build counts too, or the soak would wait forever
+            return max(tried, self.restarts_after_catch_up) >= LAST_BUILD_TRIES
 
     def supervise_builds(self) -> None:
         """Keep `cdc-lake build --every BUILD_INTERVAL` running, as a service manager would: its
@@ -418,6 +421,11 @@ class Soak:
                     offset = self.read_build_log(log, offset)
                     self.close_open_builds(f"the build process exited with status {self.builder.returncode}")
                     time.sleep(2)
+                    with self.lock:
+                        if self.caught_up is not None:
+                            self.restarts_after_catch_up += 1
+                    if self.last_build_done():
+                        break
                 self.builder = SoakProcess(self.folder, "build", command, self.env(), self.project).launch()
             offset = self.read_build_log(log, offset)
             # at the end, read often: the schedule waits at least 2 s (TURN_GAP) before its next build
