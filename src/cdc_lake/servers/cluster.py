@@ -129,30 +129,24 @@ def thrift_server_conf(settings: Settings) -> dict[str, str]:
     )
     conf.pop("spark.master", None)
     conf.pop("spark.driver.memory", None)
+    # The local driver's JVM flags (its GC and class archive, as profiles.yml explains them); its
+    # system properties (-D) name the local lake's files, so the server gets its own.
+    jvm_flags = [f for f in conf.pop("spark.driver.extraJavaOptions", "").split() if f.startswith(("-XX:", "-Xlog:"))]
+    gc_flags = [f for f in jvm_flags if f.startswith("-XX:+Use") and f.endswith("GC")]
     conf.update(
         {
             "spark.driver.host": HOST,
             "spark.driver.bindAddress": HOST,
-            # Parallel GC as the local target's driver (profiles.yml: batch work, where G1's
-            # concurrent marking takes CPU from the queries on a small machine), and its class archive
-            "spark.driver.extraJavaOptions": (
-                f"-XX:+UseParallelGC -Dderby.system.home={lake} -Dderby.stream.error.file={lake}/logs/derby.log "
-                f"-Djava.io.tmpdir={lake}/tmp{class_archive_options()}"
-            ),
-            "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
+            "spark.driver.extraJavaOptions": " ".join([
+                *jvm_flags, f"-Dderby.system.home={lake}", f"-Dderby.stream.error.file={lake}/logs/derby.log",
+                f"-Djava.io.tmpdir={lake}/tmp",
+            ]),
+            "spark.executor.extraJavaOptions": " ".join(gc_flags),
             "spark.executor.memory": settings.executor_memory,
             "spark.cores.max": str(settings.cores),
         }
     )
     return conf
-
-
-def class_archive_options() -> str:
-    """The driver's class-data-sharing archive (CDC_LAKE_CLASS_ARCHIVE), as profiles.yml passes it:
-    the Thrift Server's driver has the same Spark jars on its class path as the local driver that
-    wrote it. A JVM that cannot use it starts without it, silently."""
-    archive = os.environ.get("CDC_LAKE_CLASS_ARCHIVE", "")
-    return f" -XX:SharedArchiveFile={archive} -Xlog:cds=off,cds+dynamic=off" if archive else ""
 
 
 def consumer_conf(settings: Settings) -> dict[str, str]:
