@@ -70,8 +70,11 @@ def test_schedule_scale_times_every_step_and_renders_its_section(spark, tmp_path
     assert all(len(result["seconds"][step]) == 1 for step in ("noop_build", "small_batch_build", "incremental_build"))
     assert 0 < result["small_batch_records"] <= result["increment_records"]
     assert "cdc_history" in result["nodes"]["small_batch_build"]
+    cpu = result["cpu"]["small_batch_build"]  # the build's CPU by where it went
+    assert cpu["python"] > 0 and cpu["tasks"] > 0 and cpu["jit"] + cpu["gc"] + cpu["other"] > 0
     section = report.read_text()
     assert BEGIN in section and "`dbt build` of the small batch" in section
+    assert "| 600 | `dbt build` of the small batch |" in section  # the CPU table
     assert "target 4 (the increment at 5M against 1M): not measured" in section
 
 

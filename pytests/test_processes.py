@@ -26,6 +26,7 @@ from cdc_lake.servers.processes import (
     lock_holder,
     peak_rss_bytes,
     stop_group,
+    thread_cpu_seconds,
 )
 
 
@@ -171,6 +172,34 @@ def test_embedded_holder(tmp_path: Path, holder_of) -> None:
 def test_peak_rss() -> None:
     assert peak_rss_bytes(os.getpid()) >= psutil.Process().memory_info().rss > 0
     assert peak_rss_bytes(2**22 + 1) == 0
+
+
+def test_thread_cpu_seconds_by_kind() -> None:
+    # two threads of this process renamed as a JVM names its task and JIT threads (Linux keeps 15
+    # characters), each spinning for CPU; read while they are still alive
+    burned, measured = threading.Barrier(3), threading.Event()
+
+    def spin(name: str) -> None:
+        Path(f"/proc/self/task/{threading.get_native_id()}/comm").write_text(name[:15])
+        end = time.thread_time() + 0.4
+        while time.thread_time() < end:
+            pass
+        burned.wait()
+        measured.wait()
+
+    names = ("Executor task launch worker", "C2 CompilerThread0")
+    threads = [threading.Thread(target=spin, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    burned.wait()
+    seconds = thread_cpu_seconds(os.getpid())
+    measured.set()
+    for thread in threads:
+        thread.join()
+    assert seconds["tasks"] >= 0.35 and seconds["jit"] >= 0.35
+    assert seconds["gc"] < 0.35  # no thread of that kind spun
+    assert seconds["total"] >= seconds["tasks"] + seconds["jit"] + seconds["other"] - 0.05
+    assert thread_cpu_seconds(2**22 + 1) == {}  # no such process
 
 
 def test_stop_group_stops_the_group(tmp_path: Path) -> None:

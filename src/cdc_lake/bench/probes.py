@@ -1,11 +1,13 @@
-"""What one timed step costs: wall time, machine load, driver memory and GC time.
+"""What one timed step costs: wall time, machine load, driver memory, GC time and CPU.
 
 The driver is the JVM that PySpark started (in local mode it also runs the executors). Memory is
 read two ways: the JVM heap in use, sampled every `SAMPLE_SECONDS` through py4j, and the resident
 set high-water mark (`VmHWM` in /proc/<pid>/status) of the java process, reset before each step
 by writing 5 to /proc/<pid>/clear_refs (Linux >= 4.0; if that fails the figure is the process's
 lifetime peak, and `rss_reset` says so). Both go through `cdc_lake.servers.processes` (psutil has no
-peak RSS, so that module reads these two /proc files itself).
+peak RSS, so that module reads these two /proc files itself). CPU seconds are read from /proc too:
+the benchmark's own process (dbt runs in it) and the driver JVM's threads by kind (Spark's tasks,
+the JIT's compilers, GC, the rest), so a step's time can be told apart from the JVM warming up.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from cdc_lake.servers.processes import peak_rss_bytes, reset_peak_rss
+from cdc_lake.servers.processes import peak_rss_bytes, reset_peak_rss, thread_cpu_seconds
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,6 +41,9 @@ class Measurement:
     rss_reset: bool = False
     gc_seconds: float = 0.0
     rows: int | None = None
+    # CPU seconds: `python` the benchmark's process (dbt's Python), the others the driver JVM's
+    # threads (servers.processes.thread_cpu_seconds: total, tasks, jit, gc, other)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,11 +72,16 @@ class DriverProbe:
     def _rss_peak_mb(self) -> float:
         return peak_rss_bytes(self.pid) / MB
 
+    def _cpu_seconds(self) -> dict[str, float]:
+        own = os.times()
+        return {"python": own.user + own.system, **thread_cpu_seconds(self.pid)}
+
     @contextmanager
     def measure(self, label: str) -> Iterator[Measurement]:
         m = Measurement(label, heap_max_mb=self.heap_max_mb, load_before=os.getloadavg()[0])
         m.rss_reset = self._reset_rss_peak()
         gc_before = self._gc_seconds()
+        cpu_before = self._cpu_seconds()
         peak = [self._heap_used_mb()]
         stop = threading.Event()
 
@@ -94,4 +104,6 @@ class DriverProbe:
             m.heap_peak_mb = max(peak[0], self._heap_used_mb())
             m.rss_peak_mb = self._rss_peak_mb()
             m.gc_seconds = self._gc_seconds() - gc_before
+            cpu_after = self._cpu_seconds()
+            m.cpu_seconds = {k: round(v - cpu_before.get(k, 0.0), 2) for k, v in cpu_after.items()}
             m.load_after = os.getloadavg()[0]

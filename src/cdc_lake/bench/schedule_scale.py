@@ -50,6 +50,12 @@ STEPS = {
     "incremental_build": "`dbt build` of the increment",
 }
 
+# where a build's CPU goes: the benchmark's process (dbt), and the driver JVM's threads by kind
+CPU_KINDS = {
+    "python": "dbt (Python)", "tasks": "Spark tasks", "jit": "JIT compilers", "gc": "GC", "other": "rest of the JVM",
+}  # fmt: skip
+CPU_STEPS = ("noop_build", "small_batch_build", "incremental_run", "incremental_build")
+
 
 def measure(changes: int, work: Path, runs: int, spark: SparkSession | None = None) -> dict[str, Any]:
     """Time every step on a workload of `changes`. With `spark` (the test suite's), in that session
@@ -94,6 +100,14 @@ def measure(changes: int, work: Path, runs: int, spark: SparkSession | None = No
         "small_batch_records": result.counts.get("raw_small_batch", 0),
         "seconds": {label: [round(m["seconds"], 1) for m in ms] for label, ms in result.steps.items()},
         "heap_peak_mb": max(m["heap_peak_mb"] for ms in result.steps.values() for m in ms),
+        # CPU seconds per step and kind (probes.Measurement.cpu_seconds), medians of the runs
+        "cpu": {
+            label: {
+                kind: round(statistics.median([m["cpu_seconds"].get(kind, 0.0) for m in ms]), 1) for kind in CPU_KINDS
+            }
+            for label, ms in result.steps.items()
+            if label in CPU_STEPS and all(m.get("cpu_seconds") for m in ms)
+        },
         # dbt's seconds per node in each build's first run, slowest first
         "nodes": {
             label: dict(sorted(runs[0].items(), key=lambda item: -item[1])[:TOP_NODES])
@@ -165,7 +179,22 @@ def render(results: dict[str, dict[str, Any]]) -> str:
         if not nodes:
             continue  # a result from before the nodes were kept
         slowest.append(f"- {r['label']}: " + ", ".join(f"{name[:60]} {sec:.1f} s" for name, sec in nodes.items()))
-    return "\n".join([BEGIN, "", runs + ".", "", *rows, "", *verdicts(results), *slowest, "", END])
+    return "\n".join([BEGIN, "", runs + ".", "", *rows, "", *verdicts(results), *cpu_table(sizes), *slowest, "", END])
+
+
+def cpu_table(sizes: list[dict[str, Any]]) -> list[str]:
+    """CPU seconds of each build by where they went (two cores: at most twice the wall time)."""
+    measured = [r for r in sizes if r.get("cpu")]
+    if not measured:
+        return []
+    lines = ["", "CPU seconds of each build (medians of the runs; two cores give at most twice the wall time):", "",
+             "| size | step | wall s | " + " | ".join(CPU_KINDS.values()) + " |",
+             "|---|---|---:|" + "---:|" * len(CPU_KINDS)]  # fmt: skip
+    for r in measured:
+        for step, cpu in r["cpu"].items():
+            cells = " | ".join(f"{cpu.get(kind, 0.0):.1f}" for kind in CPU_KINDS)
+            lines.append(f"| {r['label']} | {STEPS[step]} | {_median(r, step):.1f} | {cells} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

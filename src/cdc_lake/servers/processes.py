@@ -135,6 +135,42 @@ def peak_rss_bytes(pid: int) -> int:
     return 0
 
 
+# A JVM thread's kind by the start of its Linux name (15 characters at most): Spark's executor
+# task threads run the queries' tasks, the compiler threads are the JIT's (C1 and C2), the GC
+# workers Parallel GC's and G1's.
+THREAD_KINDS = {"Executor task l": "tasks", "C1 CompilerThre": "jit", "C2 CompilerThre": "jit", "GC Thread#": "gc"}
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) the process has used, in total and per thread kind
+    (THREAD_KINDS); `other` is the rest, threads that have exited included. Empty when /proc
+    cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def ticks(stat: str) -> float:
+        fields = stat.rsplit(")", 1)[1].split()  # after the name, which may hold spaces
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    try:
+        seconds = {"total": ticks(Path(f"/proc/{pid}/stat").read_text())}
+        threads = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return {}
+    kinds = dict.fromkeys(THREAD_KINDS.values(), 0.0)
+    for thread in threads:
+        try:
+            name = (thread / "comm").read_text().strip()
+            used = ticks((thread / "stat").read_text())
+        except OSError:
+            continue  # the thread ended while we read
+        kind = next((k for prefix, k in THREAD_KINDS.items() if name.startswith(prefix)), None)
+        if kind is not None:
+            kinds[kind] += used
+    seconds.update(kinds)
+    seconds["other"] = max(0.0, seconds["total"] - sum(kinds.values()))
+    return seconds
+
+
 def cpu_model() -> str:
     """The CPU's model name: /proc/cpuinfo's (psutil has none), else platform.processor()."""
     try:
