@@ -143,32 +143,25 @@ THREAD_KINDS = {"Executor task l": "tasks", "C1 CompilerThre": "jit", "C2 Compil
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
     """CPU seconds (user + system) the process has used, in total and per thread kind
-    (THREAD_KINDS); `other` is the rest, threads that have exited included. Empty when /proc
-    cannot be read."""
-    tick = os.sysconf("SC_CLK_TCK")
-
-    def ticks(stat: str) -> float:
-        fields = stat.rsplit(")", 1)[1].split()  # after the name, which may hold spaces
-        return (int(fields[11]) + int(fields[12])) / tick
-
+    (THREAD_KINDS); `other` is the rest, threads that have exited included. Empty when the process
+    cannot be read. psutil gives the times; a thread's name it has not, so that comes from /proc."""
     try:
-        seconds = {"total": ticks(Path(f"/proc/{pid}/stat").read_text())}
-        threads = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
+        process = psutil.Process(pid)
+        times = process.cpu_times()
+        threads = process.threads()
+    except (psutil.Error, OSError):
         return {}
     kinds = dict.fromkeys(THREAD_KINDS.values(), 0.0)
     for thread in threads:
         try:
-            name = (thread / "comm").read_text().strip()
-            used = ticks((thread / "stat").read_text())
+            name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
         except OSError:
             continue  # the thread ended while we read
         kind = next((k for prefix, k in THREAD_KINDS.items() if name.startswith(prefix)), None)
         if kind is not None:
-            kinds[kind] += used
-    seconds.update(kinds)
-    seconds["other"] = max(0.0, seconds["total"] - sum(kinds.values()))
-    return seconds
+            kinds[kind] += thread.user_time + thread.system_time
+    total = times.user + times.system
+    return {"total": total, **kinds, "other": max(0.0, total - sum(kinds.values()))}
 
 
 def cpu_model() -> str:
