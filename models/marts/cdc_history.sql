@@ -239,45 +239,57 @@ row_changes as (
 
 ),
 
-following_resets as (
+changes_before_resets as (
 
-    -- the first reset of the table after each change of the key, once per key and reset
+    -- each change with the first reset of its table after it, if any (the reset that ends the row
+    -- if it is still live then), and what that reset's row in key_changes carries: over the key's
+    -- changes before the reset, the least format, whether any is keyless, the latest batch and
+    -- running commit time; the key's last change before the reset brings it in (precedes_reset)
     select /*+ broadcast(resets) */
-        {{ qualified_columns('row_changes', keys) }},
+        row_changes.*,
         resets.reset_order,
         resets.reset_id,
         resets.reset_ts,
-        min(row_changes.source_format) as source_format,
-        bool_or(row_changes.is_keyless) as is_keyless,
-        max(row_changes.batch_landing_seq) as batch_landing_seq,
-        max(row_changes.floor_ts) as floor_ts
+        min(row_changes.source_format) over before_reset as reset_source_format,
+        bool_or(row_changes.is_keyless) over before_reset as reset_is_keyless,
+        max(row_changes.batch_landing_seq) over before_reset as reset_batch_landing_seq,
+        max(row_changes.floor_ts) over before_reset as reset_floor_ts,
+        resets.reset_order is not null
+        and row_number() over (
+            partition by {{ qualified_columns('row_changes', keys) }}, resets.reset_order
+            order by row_changes.change_order desc, row_changes.change_id desc
+        ) = 1 as precedes_reset
     from row_changes
-    inner join table_resets as resets
+    left join table_resets as resets
         on
             {{ join_on_keys('row_changes', 'resets', keys[:3]) }}
             and row_changes.change_order < resets.reset_order
             and (resets.previous_reset_order is null or row_changes.change_order >= resets.previous_reset_order)
-    group by {{ qualified_columns('row_changes', keys) }}, resets.reset_order, resets.reset_id, resets.reset_ts
+    window before_reset as (partition by {{ qualified_columns('row_changes', keys) }}, resets.reset_order)
 
 ),
 
 key_changes as (
 
-    select * from row_changes
-    union all
-    -- a reset ends the row like a delete; it carries no image
+    -- every change, and each reset that follows a change of the key, once per key and reset: it
+    -- ends the row like a delete and carries no image. One pass over the changes, each copied for
+    -- its reset (a union with the resets selected apart would compute every change twice: Spark
+    -- inlines a CTE at each use)
+    {%- set reset_row = {
+        'source_format': 'changes.reset_source_format', 'primary_key': 'null', 'op': "'t'", 'image': 'null',
+        'is_keyless': 'changes.reset_is_keyless', 'row_delta': '0', 'change_order': 'changes.reset_order',
+        'change_id': 'changes.reset_id', 'commit_ts': 'changes.reset_ts',
+        'batch_landing_seq': 'changes.reset_batch_landing_seq', 'floor_ts': 'changes.reset_floor_ts',
+        'is_open_version': 'false',
+    } %}
+    {%- set change_or_reset = {} %}
+    {%- for column, value in reset_row.items() %}
+        {%- do change_or_reset.update({column: 'if(copies.is_reset, ' ~ value ~ ', changes.' ~ column ~ ')'}) %}
+    {%- endfor %}
     select
-        {{ canonical_columns('history_changes', relation='following_resets', values={
-            'primary_key': none,
-            'op': "'t'",
-            'image': none,
-            'row_delta': '0',
-            'change_order': 'reset_order',
-            'change_id': 'reset_id',
-            'commit_ts': 'reset_ts',
-            'is_open_version': 'false',
-        }) | indent(8) }}
-    from following_resets
+        {{ canonical_columns('history_changes', relation='changes', values=change_or_reset) | indent(8) }}
+    from changes_before_resets as changes
+    lateral view explode(if(changes.precedes_reset, array(false, true), array(false))) copies as is_reset
 
 ),
 
