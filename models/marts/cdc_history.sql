@@ -152,7 +152,7 @@ touched_keys as (
     latest_versions as (
 
         -- the version each appended key is in now, and the delete that closed it, if one did (a
-        -- reset that closed it is played again by following_resets); the new changes follow them
+        -- reset that closed it is played again by key_changes); the new changes follow them
         {%- set version = {
             'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
             'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
@@ -289,7 +289,7 @@ key_changes as (
     select
         {{ canonical_columns('history_changes', relation='changes', values=change_or_reset) | indent(8) }}
     from changes_before_resets as changes
-    lateral view explode(if(changes.precedes_reset, array(false, true), array(false))) copies as is_reset
+        lateral view explode(if(changes.precedes_reset, array(false, true), array(false))) copies as is_reset
 
 ),
 
