@@ -20,7 +20,9 @@ import pytest
 from cdc_lake.servers.metastore import DATABASE, embedded_holder
 from cdc_lake.servers.ports import HOST, free_port, port_is_free, port_open
 from cdc_lake.servers.processes import (
+    CpuSnapshot,
     cmdline,
+    cpu_by_kind,
     group_alive,
     is_alive,
     lock_holder,
@@ -202,6 +204,19 @@ def test_thread_cpu_seconds_by_kind() -> None:
     rest = seconds["total"] - seconds["tasks"] - seconds["jit"] - seconds["gc"]
     assert seconds["other"] == pytest.approx(max(0.0, rest))
     assert thread_cpu_seconds(2**22 + 1) == {}  # no such process
+
+
+def test_cpu_by_kind_between_two_snapshots_counts_only_live_threads() -> None:
+    # a task thread that ended between the snapshots (Spark ends idle ones), one that went on, one
+    # that started, and a thread id Linux gave again to a new JIT thread
+    before = CpuSnapshot(100.0, {1: ("tasks", 30.0), 2: ("tasks", 5.0), 4: ("jit", 9.0)})
+    after = CpuSnapshot(112.0, {2: ("tasks", 7.0), 3: ("tasks", 1.5), 4: ("jit", 2.0), 5: ("gc", 0.5)})
+    seconds = cpu_by_kind(after, before)
+    assert seconds["total"] == pytest.approx(12.0)
+    assert seconds["tasks"] == pytest.approx(2.0 + 1.5)  # not 8.5 - 35: the ended thread is not subtracted
+    assert seconds["jit"] == pytest.approx(2.0) and seconds["gc"] == pytest.approx(0.5)
+    assert seconds["other"] == pytest.approx(12.0 - 3.5 - 2.0 - 0.5)
+    assert min(seconds.values()) >= 0
 
 
 def test_stop_group_stops_the_group(tmp_path: Path) -> None:

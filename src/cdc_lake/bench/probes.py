@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from cdc_lake.servers.processes import peak_rss_bytes, reset_peak_rss, thread_cpu_seconds
+from cdc_lake.servers.processes import CpuSnapshot, cpu_by_kind, cpu_snapshot, peak_rss_bytes, reset_peak_rss
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,7 +42,7 @@ class Measurement:
     gc_seconds: float = 0.0
     rows: int | None = None
     # CPU seconds: `python` the benchmark's process (dbt's Python), the others the driver JVM's
-    # threads (servers.processes.thread_cpu_seconds: total, tasks, jit, gc, other)
+    # threads (servers.processes.cpu_by_kind: total, tasks, jit, gc, other)
     cpu_seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -72,9 +72,9 @@ class DriverProbe:
     def _rss_peak_mb(self) -> float:
         return peak_rss_bytes(self.pid) / MB
 
-    def _cpu_seconds(self) -> dict[str, float]:
+    def _cpu_seconds(self) -> tuple[float, CpuSnapshot | None]:
         own = os.times()
-        return {"python": own.user + own.system, **thread_cpu_seconds(self.pid)}
+        return own.user + own.system, cpu_snapshot(self.pid)
 
     @contextmanager
     def measure(self, label: str) -> Iterator[Measurement]:
@@ -104,6 +104,8 @@ class DriverProbe:
             m.heap_peak_mb = max(peak[0], self._heap_used_mb())
             m.rss_peak_mb = self._rss_peak_mb()
             m.gc_seconds = self._gc_seconds() - gc_before
-            cpu_after = self._cpu_seconds()
-            m.cpu_seconds = {k: round(v - cpu_before.get(k, 0.0), 2) for k, v in cpu_after.items()}
+            python_after, jvm_after = self._cpu_seconds()
+            jvm_before = cpu_before[1]
+            jvm = cpu_by_kind(jvm_after, jvm_before) if jvm_after and jvm_before else {}
+            m.cpu_seconds = {k: round(v, 2) for k, v in {"python": python_after - cpu_before[0], **jvm}.items()}
             m.load_after = os.getloadavg()[0]

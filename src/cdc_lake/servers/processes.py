@@ -13,6 +13,7 @@ import os
 import platform
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -141,17 +142,25 @@ def peak_rss_bytes(pid: int) -> int:
 THREAD_KINDS = {"Executor task l": "tasks", "C1 CompilerThre": "jit", "C2 CompilerThre": "jit", "GC Thread#": "gc"}
 
 
-def thread_cpu_seconds(pid: int) -> dict[str, float]:
-    """CPU seconds (user + system) the process has used, in total and per thread kind
-    (THREAD_KINDS); `other` is the rest, threads that have exited included. Empty when the process
-    cannot be read. psutil gives the times; a thread's name it has not, so that comes from /proc."""
+@dataclass(frozen=True)
+class CpuSnapshot:
+    """A process's CPU seconds (user + system) at one moment: in total, and per live thread of a
+    kind in THREAD_KINDS (thread id -> kind, seconds)."""
+
+    total: float
+    threads: dict[int, tuple[str, float]]
+
+
+def cpu_snapshot(pid: int) -> CpuSnapshot | None:
+    """The process's CPU now (CpuSnapshot), or None when it cannot be read. psutil gives the
+    times; a thread's name it has not, so that comes from /proc."""
     try:
         process = psutil.Process(pid)
         times = process.cpu_times()
         threads = process.threads()
     except (psutil.Error, OSError):
-        return {}
-    kinds = dict.fromkeys(THREAD_KINDS.values(), 0.0)
+        return None
+    kinds: dict[int, tuple[str, float]] = {}
     for thread in threads:
         try:
             name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
@@ -159,9 +168,30 @@ def thread_cpu_seconds(pid: int) -> dict[str, float]:
             continue  # the thread ended while we read
         kind = next((k for prefix, k in THREAD_KINDS.items() if name.startswith(prefix)), None)
         if kind is not None:
-            kinds[kind] += thread.user_time + thread.system_time
-    total = times.user + times.system
+            kinds[thread.id] = (kind, thread.user_time + thread.system_time)
+    return CpuSnapshot(times.user + times.system, kinds)
+
+
+def cpu_by_kind(after: CpuSnapshot, before: CpuSnapshot | None = None) -> dict[str, float]:
+    """CPU seconds from `before` (the process's start when None) to `after`: in total, per thread
+    kind (THREAD_KINDS), and `other` for the rest. A kind counts its threads alive at `after`, less
+    what each had at `before`; what a thread used before it ended (Spark ends an idle task thread
+    after a minute) is in `other`, so no kind ever goes below zero."""
+    kinds = dict.fromkeys(THREAD_KINDS.values(), 0.0)
+    for tid, (kind, seconds) in after.threads.items():
+        earlier = before.threads.get(tid) if before else None
+        # a thread id Linux gave again to a new thread has less time than the old one had
+        used = seconds - earlier[1] if earlier and earlier[0] == kind and earlier[1] <= seconds else seconds
+        kinds[kind] += used
+    total = after.total - (before.total if before else 0.0)
     return {"total": total, **kinds, "other": max(0.0, total - sum(kinds.values()))}
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds the process has used since it started, in total, per thread kind and `other`
+    (cpu_by_kind); empty when the process cannot be read."""
+    now = cpu_snapshot(pid)
+    return {} if now is None else cpu_by_kind(now)
 
 
 def cpu_model() -> str:
