@@ -23,12 +23,12 @@ from cdc_lake.servers.processes import (
     CpuSnapshot,
     cmdline,
     cpu_by_kind,
+    cpu_snapshot,
     group_alive,
     is_alive,
     lock_holder,
     peak_rss_bytes,
     stop_group,
-    thread_cpu_seconds,
 )
 
 
@@ -176,7 +176,7 @@ def test_peak_rss() -> None:
     assert peak_rss_bytes(2**22 + 1) == 0
 
 
-def test_thread_cpu_seconds_by_kind() -> None:
+def test_cpu_seconds_by_thread_kind() -> None:
     # two threads of this process renamed as a JVM names its task and JIT threads (Linux keeps 15
     # characters), each spinning for CPU; read while they are still alive
     burned, measured = threading.Barrier(3), threading.Event()
@@ -194,7 +194,9 @@ def test_thread_cpu_seconds_by_kind() -> None:
     for thread in threads:
         thread.start()
     burned.wait()
-    seconds = thread_cpu_seconds(os.getpid())
+    now = cpu_snapshot(os.getpid())
+    assert now is not None
+    seconds = cpu_by_kind(now)
     measured.set()
     for thread in threads:
         thread.join()
@@ -203,7 +205,7 @@ def test_thread_cpu_seconds_by_kind() -> None:
     assert seconds["total"] >= seconds["tasks"] + seconds["jit"]  # the process's time holds its threads'
     rest = seconds["total"] - seconds["tasks"] - seconds["jit"] - seconds["gc"]
     assert seconds["other"] == pytest.approx(max(0.0, rest))
-    assert thread_cpu_seconds(2**22 + 1) == {}  # no such process
+    assert cpu_snapshot(2**22 + 1) is None  # no such process
 
 
 def test_cpu_by_kind_between_two_snapshots_counts_only_live_threads() -> None:

@@ -81,7 +81,7 @@ class DriverProbe:
         m = Measurement(label, heap_max_mb=self.heap_max_mb, load_before=os.getloadavg()[0])
         m.rss_reset = self._reset_rss_peak()
         gc_before = self._gc_seconds()
-        cpu_before = self._cpu_seconds()
+        python_before, jvm_before = self._cpu_seconds()
         peak = [self._heap_used_mb()]
         stop = threading.Event()
 
@@ -105,7 +105,6 @@ class DriverProbe:
             m.rss_peak_mb = self._rss_peak_mb()
             m.gc_seconds = self._gc_seconds() - gc_before
             python_after, jvm_after = self._cpu_seconds()
-            jvm_before = cpu_before[1]
             jvm = cpu_by_kind(jvm_after, jvm_before) if jvm_after and jvm_before else {}
-            m.cpu_seconds = {k: round(v, 2) for k, v in {"python": python_after - cpu_before[0], **jvm}.items()}
+            m.cpu_seconds = {k: round(v, 2) for k, v in {"python": python_after - python_before, **jvm}.items()}
             m.load_after = os.getloadavg()[0]

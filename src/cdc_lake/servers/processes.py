@@ -187,13 +187,6 @@ def cpu_by_kind(after: CpuSnapshot, before: CpuSnapshot | None = None) -> dict[s
     return {"total": total, **kinds, "other": max(0.0, total - sum(kinds.values()))}
 
 
-def thread_cpu_seconds(pid: int) -> dict[str, float]:
-    """CPU seconds the process has used since it started, in total, per thread kind and `other`
-    (cpu_by_kind); empty when the process cannot be read."""
-    now = cpu_snapshot(pid)
-    return {} if now is None else cpu_by_kind(now)
-
-
 def cpu_model() -> str:
     """The CPU's model name: /proc/cpuinfo's (psutil has none), else platform.processor()."""
     try:
