@@ -24,6 +24,7 @@ CURRENT_TAIL = [
     {"name": "commit_ts", "description": "Commit time of the row's latest change (UTC)."},
     {"name": "change_order", "description": "{{ doc('change_order') }}"},
     {"name": "change_id", "description": "The change that produced the row's current state."},
+    {"name": "last_landing_seq", "description": "{{ doc('last_landing_seq') }}"},
 ]
 HISTORY_HEAD = [
     {
@@ -44,6 +45,7 @@ HISTORY_TAIL = [
     {"name": "op", "description": "Op of the change that opened the version (`c`, `u` or `r`)."},
     {"name": "change_id", "description": "The change that opened the version."},
     {"name": "change_order", "description": "{{ doc('change_order') }} Of the opening change."},
+    {"name": "last_landing_seq", "description": "{{ doc('last_landing_seq') }}"},
 ]
 
 

@@ -2,7 +2,8 @@
     {#- The build cache: an Iceberg table of no rows in the build's schema whose table properties
         hold what a build remembers so as to skip work on inputs that did not change: each data
         test's last pass (`cdc_lake.pass.<test id>`, record_test_passes), the size of the key sets
-        the tests cut to (tested_key_counts) and each typed table's
+        the tests cut to (tested_key_counts), the floor of each model's last batch (batch_floor) and
+        each typed table's
         column list (`cdc_lake.typed_columns.<database>.<table>`, typed_columns). Every entry
         names the versions of the relations it was computed from, so a stale one is never used. -#}
     {{ return(api.Relation.create(schema=target.schema, identifier='cdc_build_cache', type='table')) }}

@@ -91,7 +91,7 @@
         data test that ran in this invocation and passed (pending_test_passes). A test that failed,
         warned or errored records nothing, so it runs again next time; so does one whose record is
         lost (a killed build). The same commit keeps the key counts the tests asked for
-        (tested_key_counts) when they changed. -#}
+        (tested_key_counts) when they changed, and the batch floors computed (batch_floor). -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
     {%- endif -%}
@@ -101,6 +101,10 @@
     {%- if counts and counts['used'] and counts['used'] != counts['known'] -%}
         {%- do entries.update({tested_key_counts_property(): tojson(counts['used'])}) -%}
     {%- endif -%}
+    {#- the batch floors this invocation computed (batch_floor) -#}
+    {%- for key, floor in (build_memo().get('batch_floors') or {}).items() if floor.get('new') -%}
+        {%- do entries.update({key: tojson({'version': floor['version'], 'floor': floor['floor']})}) -%}
+    {%- endfor -%}
     {%- set pending = pending_test_passes() -%}
     {%- for result in results
            if result.node.resource_type == 'test' and result.status == 'pass' and result.node.unique_id in pending -%}

@@ -37,28 +37,96 @@
 {% macro tested_batch(relation) %}
     {#- The SQL condition that keeps the rows `relation`'s last incremental build wrote (from the
         record of record_tested_batch), or none when a test must read the whole table: var
-        `cdc_check_all` is true, the relation is not an incremental model, or its last build was a
-        first or full-refresh build, or when the table does not exist yet. One `show tblproperties`
-        query, for built incremental models only. -#}
+        `cdc_check_all` is true, the relation's last build was a first or full-refresh build, the
+        table does not exist yet, or the relation is neither an incremental model nor a view
+        over one (batch_view_model). For a view, `<column> >= <floor>` on the column the model
+        recorded (the view passes it through unchanged): every row the build wrote, and at
+        most a few more. For the model itself, the per-format condition of landed_after, and the
+        floor as well (batch_floor), which the first implies but which lets Iceberg skip every
+        data file an older build wrote. -#}
     {%- if not execute or var('cdc_check_all') | string | lower == 'true' -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set incremental = graph.nodes.values()
-        | selectattr('resource_type', 'equalto', 'model')
-        | selectattr('schema', 'equalto', relation.schema)
-        | selectattr('alias', 'equalto', relation.identifier)
-        | selectattr('config.materialized', 'equalto', 'incremental')
-        | list -%}
-    {#- not built yet (e.g. `dbt compile` or sqlfluff on a fresh lake): nothing to read either way -#}
-    {%- if not incremental or load_relation(relation) is none -%}
+    {%- set node = model_of_relation(relation) -%}
+    {%- if node is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set recorded = relation_property(relation, tested_batch_property()) -%}
+    {%- set is_view = node.config.materialized != 'incremental' -%}
+    {%- set source_node = batch_view_model(node) if is_view else node -%}
+    {#- not built yet (e.g. `dbt compile` or sqlfluff on a fresh lake): nothing to read either way -#}
+    {%- if source_node is none or load_relation(relation) is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set source = api.Relation.create(database=source_node.database, schema=source_node.schema,
+                                         identifier=source_node.alias) -%}
+    {%- set recorded = relation_property(source, tested_batch_property()) -%}
     {%- if recorded is none -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set record = fromjson(recorded) -%}
-    {{ return(landed_after(record['after'], record['column'])) }}
+    {%- set written = landed_after(record['after'], record['column']) -%}
+    {%- set floor = batch_floor(source, written, record['column']) -%}
+    {%- if is_view -%}
+        {#- a view: without its model's format column, the floor alone -#}
+        {%- if source_node.columns.get(record['column']) is none or node.columns.get(record['column']) is none -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {{ return(record['column'] ~ ' >= ' ~ floor if floor is not none else 'false') }}
+    {%- endif -%}
+    {{ return(written if floor is none else '(' ~ written ~ ' and ' ~ record['column'] ~ ' >= ' ~ floor ~ ')') }}
+{% endmacro %}
+
+
+{% macro model_of_relation(relation) %}
+    {#- The model node whose relation `relation` is, or none. -#}
+    {%- for node in graph.nodes.values()
+           if node.resource_type == 'model' and node.schema == relation.schema
+              and node.alias == relation.identifier -%}
+        {{ return(node) }}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{% macro batch_view_model(node) %}
+    {#- For a view (cdc_current, a typed view) over exactly one incremental model with the row key
+        columns (batch_key_models), that model: the rows of its last batch are the view's rows
+        that show them. Else none. -#}
+    {%- if node.config.materialized not in ('view', 'ephemeral') -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set models = batch_key_models(node.depends_on.nodes) -%}
+    {{ return(models[0] if models | length == 1 else none) }}
+{% endmacro %}
+
+
+{% macro batch_floor(relation, written, column) %}
+    {#- The least `column` among the rows of `relation` that `written` keeps (the last build's
+        rows), as a literal, or none when there are none. Landing sequences grow from batch to
+        batch, so the data files of older builds hold only lower values, and `column >= floor`
+        lets Iceberg skip them by their min/max statistics, which the per-format condition alone
+        does not (a file of a first build holds every format's sequences). One narrow query per
+        relation and table version: kept for the invocation (build_memo) and, by
+        record_test_passes, in the build cache, so a build with nothing landed queries nothing. -#}
+    {%- set memo = build_memo().setdefault('batch_floors', {}) -%}
+    {%- set key = batch_floor_property(relation) -%}
+    {%- set version = local_md5(table_version(relation) ~ ' ' ~ written) -%}
+    {%- if key not in memo -%}
+        {%- set kept = fromjson(build_cache_get(key) or '{}') -%}
+        {%- if kept.get('version') == version -%}
+            {%- do memo.update({key: kept}) -%}
+        {%- else -%}
+            {%- set value = run_query('select min(' ~ column ~ ') from ' ~ relation ~ ' where ' ~ written).columns[0].values()[0] -%}
+            {%- do memo.update({key: {'version': version, 'floor': none if value is none else value | int, 'new': true}}) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(memo[key]['floor']) }}
+{% endmacro %}
+
+
+{% macro batch_floor_property(relation) %}
+    {#- The build cache entry with `relation`'s batch floor and the table version it holds for. -#}
+    {{ return('cdc_lake.batch_floor.' ~ relation) }}
 {% endmacro %}
 
 

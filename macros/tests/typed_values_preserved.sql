@@ -4,7 +4,11 @@
         value, with the column, its Spark type and the text that did not cast. `join_columns`
         match a typed row to its source row. The typed rows are joined to their source rows once,
         then `stack` makes one row per column (a union of one join per column made a plan as wide
-        as the table: seconds of planning on twenty columns). -#}
+        as the table: seconds of planning on twenty columns). A row-by-row check: by default a
+        scheduled build checks the rows its last batch wrote (`where: __cdc_batch__`, on both the
+        typed model and the source rows; tested_batch), and every row after a first or full
+        build, or when a view it reads was redefined. -#}
+    {{ config(where='__cdc_batch__') }}
     {%- set columns = typed_columns(database_name, table_name) -%}
     {%- set join_condition = [] -%}
     {%- for column in join_columns -%}
@@ -12,7 +16,7 @@
     {%- endfor -%}
     with source_rows as (
         select *
-        from {{ source_model }}
+        from {{ get_where_subquery(source_model) }}
         where
             database_name = {{ sql_string_literal(database_name) }}
             and table_name = {{ sql_string_literal(table_name) }}

@@ -30,7 +30,8 @@ final as (
         op,
         commit_ts,
         change_order,
-        change_id
+        change_id,
+        last_landing_seq
     from current_rows
 
 )

@@ -31,7 +31,8 @@ final as (
         closed_by_delete,
         op,
         change_id,
-        change_order
+        change_order,
+        last_landing_seq
     from versions
 
 )

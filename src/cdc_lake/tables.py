@@ -63,6 +63,7 @@ METADATA_COLUMNS = {
     "valid_to",
     "is_current",
     "closed_by_delete",
+    "last_landing_seq",
 }
 
 
@@ -220,6 +221,7 @@ _YmlDumper.add_representer(str, _represent_str)
 _YmlDumper.add_representer(_Flow, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", s, flow_style=True))
 
 _KEY = _Flow(["source_system", "row_key"])
+LAST_LANDING_SEQ = "{{ doc('last_landing_seq') }}"
 
 
 def _column_name(column: SourceColumn) -> str:
@@ -286,6 +288,7 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
             _col("commit_ts", "Commit time of the row's latest change (UTC)."),
             _col("change_order", "{{ doc('change_order') }}"),
             _col("change_id", "The change that produced the row's current state."),
+            _col("last_landing_seq", LAST_LANDING_SEQ),
         ],
     }
     history = {
@@ -313,6 +316,7 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
             _col("op", "Op of the change that opened the version (`c`, `u` or `r`)."),
             _col("change_id", "The change that opened the version."),
             _col("change_order", "{{ doc('change_order') }} Of the opening change."),
+            _col("last_landing_seq", LAST_LANDING_SEQ),
         ],
     }
     header = (
