@@ -383,6 +383,18 @@ def test_a_scheduled_check_of_typed_values_reads_the_rows_the_last_build_wrote(l
         [test] = [r for r in result.result.results if str(r.node.resource_type) == "test"]
         return str(test.status), test.node.compiled_code
 
+    # every test of the typed views, cut: per key (through the view to cdc_history's batch keys,
+    # on the key columns the view has) or to the batch's rows
+    lake.check_all = False
+    try:
+        cut = lake.dbt("test", "--select", "shop__payments_current", "shop__payments_history")
+    finally:
+        lake.check_all = True
+    tests = [r for r in cut.result.results if str(r.node.resource_type) == "test"]
+    compiled = {r.node.name: r.node.compiled_code for r in tests}
+    assert len(compiled) >= 8 and {str(r.status) for r in tests} == {"pass"}
+    per_key = [sql for name, sql in compiled.items() if name.startswith(("one_open", "contiguous", "rows_per_key"))]
+    assert len(per_key) == 3 and all("cdc_batch_keys" in sql for sql in per_key)
     try:
         set_amount("old", "12a")
         status, sql = outcome(check_all=False)

@@ -30,9 +30,10 @@ HISTORY_HEAD = [
     {
         "name": "version_id",
         "description": "Id of the version (the change_id of the change that opened it).",
-        "data_tests": ["unique", "not_null"],
+        "data_tests": [{"unique": {"config": {"where": "__cdc_batch_keys__"}}}, "not_null"],
     }
 ]
+PER_KEY = {"where": "__cdc_batch_keys__"}  # a test that compares the rows of one key
 HISTORY_TAIL = [
     {
         "name": "valid_from",
@@ -61,7 +62,12 @@ def expected_document(
                 "name": f"{base}_current",
                 "description": current,
                 "data_tests": [
-                    {"rows_per_key_match_current": {"arguments": {"source_model": "ref('cdc_current')", **names}}},
+                    {
+                        "rows_per_key_match_current": {
+                            "arguments": {"source_model": "ref('cdc_current')", **names},
+                            "config": PER_KEY,
+                        }
+                    },
                     {
                         "typed_values_preserved": {
                             "arguments": {"source_model": "ref('cdc_current')", **names, "join_columns": KEY}
@@ -74,8 +80,8 @@ def expected_document(
                 "name": f"{base}_history",
                 "description": history,
                 "data_tests": [
-                    {"one_open_version_per_key": {"arguments": {"key_columns": KEY}}},
-                    {"contiguous_versions": {"arguments": {"key_columns": KEY}}},
+                    {"one_open_version_per_key": {"arguments": {"key_columns": KEY}, "config": PER_KEY}},
+                    {"contiguous_versions": {"arguments": {"key_columns": KEY}, "config": PER_KEY}},
                     {
                         "typed_values_preserved": {
                             "arguments": {"source_model": "ref('cdc_history')", **names, "join_columns": ["version_id"]}

@@ -1,7 +1,9 @@
 {% test rows_per_key_match_current(model, source_model, database_name, table_name) %}
     {#- A typed current view holds each live key of cdc_current as many times as the row exists:
         once for a table with a key, `row_count` times for a keyless table's identical rows (a
-        multiset, as `SELECT *` shows it). Fails for every key seen another number of times. -#}
+        multiset, as `SELECT *` shows it). Fails for every key seen another number of times.
+        cdc_current is cut as the typed view is (get_where_subquery): under a cdc placeholder both
+        sides hold the same keys. -#}
     with found as (
 
         select
@@ -19,7 +21,7 @@
             source_system,
             row_key,
             greatest(coalesce(row_count, 1), 1) as row_count
-        from {{ source_model }}
+        from {{ get_where_subquery(source_model) }}
         where
             database_name = {{ sql_string_literal(database_name) }}
             and table_name = {{ sql_string_literal(table_name) }}

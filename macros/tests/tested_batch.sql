@@ -225,7 +225,22 @@
         not_null tests), so `=` keeps what `in` keeps. -#}
     {{ return('(select /*+ broadcast(cdc_batch_keys) */ cdc_cut.* from ' ~ relation ~ ' as cdc_cut'
               ~ ' left semi join (' ~ tested ~ ') as cdc_batch_keys on '
-              ~ join_on_keys('cdc_cut', 'cdc_batch_keys', cdc_row_key_columns()) ~ ')') }}
+              ~ join_on_keys('cdc_cut', 'cdc_batch_keys', relation_key_columns(relation)) ~ ')') }}
+{% endmacro %}
+
+
+{% macro relation_key_columns(relation) %}
+    {#- The row key columns (cdc_row_key_columns) that `relation` has, by its documented columns: all
+        of them for the core models, `source_system` and `row_key` for a typed view, whose rows
+        are of one source table. Cut on those, the view keeps the rows of every touched key of its
+        table, and of any other touched key with the same row key: more rows, never fewer. -#}
+    {%- set node = model_of_relation(relation) -%}
+    {%- set keys = cdc_row_key_columns() -%}
+    {%- if node is none or not node.columns -%}
+        {{ return(keys) }}
+    {%- endif -%}
+    {%- set present = keys | select('in', node.columns) | list -%}
+    {{ return(present if present else keys) }}
 {% endmacro %}
 
 
@@ -257,7 +272,8 @@
             {{ return(batch_keys_semi_join(relation, tested)) }}
         {%- endif -%}
         {%- set batch_keys = 'true' if tested is none else
-            '(' ~ cdc_row_key_columns() | join(', ') ~ ') in (' ~ tested ~ ')' -%}
+            '(' ~ relation_key_columns(relation) | join(', ') ~ ') in (select '
+            ~ relation_key_columns(relation) | join(', ') ~ ' from (' ~ tested ~ '))' -%}
         {%- set where = where
             | replace('__cdc_batch_keys__', batch_keys)
             | replace('__cdc_batch__', 'true' if batch is none else batch) -%}

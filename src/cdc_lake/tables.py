@@ -245,12 +245,19 @@ def _source_column_entries(columns: list[SourceColumn]) -> list[dict[str, object
     return entries
 
 
-def _col(name: str, description: str, *tests: str) -> dict[str, object]:
-    return {"name": name, "description": description, **({"data_tests": _Flow(tests)} if tests else {})}
+def _col(name: str, description: str, *tests: str | dict[str, object]) -> dict[str, object]:
+    listed = _Flow(tests) if all(isinstance(test, str) for test in tests) else list(tests)
+    return {"name": name, "description": description, **({"data_tests": listed} if tests else {})}
 
 
-def _test(name: str, **arguments: object) -> dict[str, object]:
-    return {name: {"arguments": arguments}}
+def _test(name: str, *, per_key: bool = False, **arguments: object) -> dict[str, object]:
+    """A data test entry. `per_key`: the test compares the rows of one key, so a scheduled build
+    reads every row of the keys its batch touched (`__cdc_batch_keys__`); any other test of the
+    marts reads the rows the batch wrote (dbt_project.yml's `__cdc_batch__`)."""
+    entry: dict[str, object] = {"arguments": arguments} if arguments else {}
+    if per_key:
+        entry["config"] = {"where": "__cdc_batch_keys__"}
+    return {name: entry}
 
 
 def models_yml(database: str, table: str, columns: list[SourceColumn] | None) -> str:
@@ -278,7 +285,7 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
         ),
         "data_tests": [
             # once per key, or row_count times for a keyless table's identical rows
-            _test("rows_per_key_match_current", source_model="ref('cdc_current')", **names),
+            _test("rows_per_key_match_current", per_key=True, source_model="ref('cdc_current')", **names),
             _test("typed_values_preserved", source_model="ref('cdc_current')", **names, join_columns=_KEY),
         ],
         "columns": [
@@ -299,14 +306,19 @@ def models_yml(database: str, table: str, columns: list[SourceColumn] | None) ->
             f"{base}_current. A view over cdc_history. {note}\n"
         ),
         "data_tests": [
-            _test("one_open_version_per_key", key_columns=_KEY),
-            _test("contiguous_versions", key_columns=_KEY),
+            _test("one_open_version_per_key", per_key=True, key_columns=_KEY),
+            _test("contiguous_versions", per_key=True, key_columns=_KEY),
             _test(
                 "typed_values_preserved", source_model="ref('cdc_history')", **names, join_columns=_Flow(["version_id"])
             ),
         ],
         "columns": [
-            _col("version_id", "Id of the version (the change_id of the change that opened it).", "unique", "not_null"),
+            _col(
+                "version_id",
+                "Id of the version (the change_id of the change that opened it).",
+                _test("unique", per_key=True),
+                "not_null",
+            ),
             *keys,
             *source_columns,
             _col("valid_from", "Commit time of the change that opened the version (inclusive).", "not_null"),
