@@ -374,23 +374,21 @@ def test_a_scheduled_check_of_typed_values_reads_the_rows_the_last_build_wrote(l
         lake.rows("update {schema}.cdc_history set image = transform_values(image, (k, v) -> "
                   f"if(k = 'amount', '{amount}', v)) where table_name = 'payments' and {versions[name]}")
 
-    def outcome(check_all: bool) -> tuple[str, str]:
+    def data_tests(check_all: bool, *selection: str) -> list:
         lake.check_all = check_all
         try:
-            result = lake.dbt("test", "--select", select, expect_success=False)
+            result = lake.dbt("test", "--select", *selection, expect_success=False)
         finally:
             lake.check_all = True
-        [test] = [r for r in result.result.results if str(r.node.resource_type) == "test"]
+        return [r for r in result.result.results if str(r.node.resource_type) == "test"]
+
+    def outcome(check_all: bool) -> tuple[str, str]:
+        [test] = data_tests(check_all, select)
         return str(test.status), test.node.compiled_code
 
     # every test of the typed views, cut: per key (through the view to cdc_history's batch keys,
     # on the key columns the view has) or to the batch's rows
-    lake.check_all = False
-    try:
-        cut = lake.dbt("test", "--select", "shop__payments_current", "shop__payments_history")
-    finally:
-        lake.check_all = True
-    tests = [r for r in cut.result.results if str(r.node.resource_type) == "test"]
+    tests = data_tests(False, "shop__payments_current", "shop__payments_history")
     compiled = {r.node.name: r.node.compiled_code for r in tests}
     assert len(compiled) >= 8 and {str(r.status) for r in tests} == {"pass"}
     per_key = [sql for name, sql in compiled.items() if name.startswith(("one_open", "contiguous", "rows_per_key"))]

@@ -64,13 +64,15 @@
         {{ return(none) }}
     {%- endif -%}
     {%- set record = fromjson(recorded) -%}
+    {#- a view is cut by the recorded column only when it shows that column as its model does -#}
+    {%- if is_view and (source_node.columns.get(record['column']) is none
+                        or node.columns.get(record['column']) is none) -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set written = landed_after(record['after'], record['column']) -%}
     {%- set floor = batch_floor(source, written, record['column']) -%}
     {%- if is_view -%}
         {#- a view: without its model's format column, the floor alone -#}
-        {%- if source_node.columns.get(record['column']) is none or node.columns.get(record['column']) is none -%}
-            {{ return(none) }}
-        {%- endif -%}
         {{ return(record['column'] ~ ' >= ' ~ floor if floor is not none else 'false') }}
     {%- endif -%}
     {{ return(written if floor is none else '(' ~ written ~ ' and ' ~ record['column'] ~ ' >= ' ~ floor ~ ')') }}
@@ -271,9 +273,9 @@
         {%- if tested is not none and where | trim == '__cdc_batch_keys__' and tested_keys_are_few(tested) -%}
             {{ return(batch_keys_semi_join(relation, tested)) }}
         {%- endif -%}
+        {%- set keys = relation_key_columns(relation) | join(', ') -%}
         {%- set batch_keys = 'true' if tested is none else
-            '(' ~ relation_key_columns(relation) | join(', ') ~ ') in (select '
-            ~ relation_key_columns(relation) | join(', ') ~ ' from (' ~ tested ~ '))' -%}
+            '(' ~ keys ~ ') in (select ' ~ keys ~ ' from (' ~ tested ~ '))' -%}
         {%- set where = where
             | replace('__cdc_batch_keys__', batch_keys)
             | replace('__cdc_batch__', 'true' if batch is none else batch) -%}
