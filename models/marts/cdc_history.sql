@@ -152,27 +152,34 @@ touched_keys as (
     latest_versions as (
 
         -- the version each appended key is in now, and the delete that closed it, if one did (a
-        -- reset that closed it is played again by key_changes); the new changes follow them
+        -- reset that closed it is played again by key_changes); the new changes follow them. One
+        -- read of the latest versions, each copied for its closing delete: a union of two selects
+        -- read the partition, images and all, twice
         {%- set version = {
             'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
             'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
             'batch_landing_seq': 'appended_keys.batch_landing_seq', 'floor_ts': none, 'is_open_version': 'true',
         } %}
-        {%- set closing_delete = version.copy() %}
-        {%- do closing_delete.update({
+        {%- set closing_delete = {
             'op': 'existing.closing_op', 'image': 'existing.closing_image', 'row_delta': '-existing.row_count',
             'change_order': 'existing.closing_change_order', 'change_id': 'existing.closing_change_id',
             'commit_ts': 'existing.valid_to',
-        }) %}
-        {%- for seed, condition in [(version, ''), (closing_delete, "and existing.closing_op = 'd'")] %}
-            {{ 'union all' if not loop.first }}
-            select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
-                {{ canonical_columns('history_changes', relation='existing', values=seed) | indent(16) }}
-            from {{ this }} as existing
-            inner join appended_keys
-                on {{ join_on_keys('existing', 'appended_keys', keys) }}
-            where existing.is_latest {{ condition }}
+        } %}
+        {%- set version_or_delete = version.copy() %}
+        {%- for column, value in closing_delete.items() %}
+            {%- do version_or_delete.update({
+                column: 'if(copies.is_closing_delete, ' ~ value ~ ', ' ~ version.get(column, 'existing.' ~ column) ~ ')'
+            }) %}
         {%- endfor %}
+        select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
+            {{ canonical_columns('history_changes', relation='existing', values=version_or_delete) | indent(12) }}
+        from {{ this }} as existing
+        inner join appended_keys
+            on {{ join_on_keys('existing', 'appended_keys', keys) }}
+            lateral view explode(
+                if(existing.closing_op = 'd', array(false, true), array(false))
+            ) copies as is_closing_delete
+        where existing.is_latest
 
     ),
 
