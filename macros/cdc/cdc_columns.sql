@@ -92,6 +92,20 @@
 {% endmacro %}
 
 
+{% macro copied_row_values(flag, copy_values, values={}, relation=none) %}
+    {#- canonical_columns' `values` for a row and its copy made by `lateral view explode` (one read
+        where a union would read the input twice): `values`, and for each column of
+        `copy_values` the copy's value when the boolean column `flag` is true, else the row's own
+        (`values[column]`, or `relation.column`). -#}
+    {%- set merged = values.copy() -%}
+    {%- for column, value in copy_values.items() -%}
+        {%- do merged.update({column: 'if(' ~ flag ~ ', ' ~ value ~ ', '
+                              ~ values.get(column, relation ~ '.' ~ column) ~ ')'}) -%}
+    {%- endfor -%}
+    {{ return(merged) }}
+{% endmacro %}
+
+
 {% macro union_staged(kind) %}
     {#- One `union all` branch per format that has a stg_<format>__<kind> model ('changes',
         'schema_changes' or 'heartbeats'), in cdc_formats' order; each branch the columns of the

@@ -165,12 +165,7 @@ touched_keys as (
             'change_order': 'existing.closing_change_order', 'change_id': 'existing.closing_change_id',
             'commit_ts': 'existing.valid_to',
         } %}
-        {%- set version_or_delete = version.copy() %}
-        {%- for column, value in closing_delete.items() %}
-            {%- do version_or_delete.update({
-                column: 'if(copies.is_closing_delete, ' ~ value ~ ', ' ~ version.get(column, 'existing.' ~ column) ~ ')'
-            }) %}
-        {%- endfor %}
+        {%- set version_or_delete = copied_row_values('copies.is_closing_delete', closing_delete, version, 'existing') %}
         select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
             {{ canonical_columns('history_changes', relation='existing', values=version_or_delete) | indent(12) }}
         from {{ this }} as existing
@@ -289,10 +284,7 @@ key_changes as (
         'batch_landing_seq': 'changes.reset_batch_landing_seq', 'floor_ts': 'changes.reset_floor_ts',
         'is_open_version': 'false',
     } %}
-    {%- set change_or_reset = {} %}
-    {%- for column, value in reset_row.items() %}
-        {%- do change_or_reset.update({column: 'if(copies.is_reset, ' ~ value ~ ', changes.' ~ column ~ ')'}) %}
-    {%- endfor %}
+    {%- set change_or_reset = copied_row_values('copies.is_reset', reset_row, relation='changes') %}
     select
         {{ canonical_columns('history_changes', relation='changes', values=change_or_reset) | indent(8) }}
     from changes_before_resets as changes
