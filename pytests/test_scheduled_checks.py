@@ -1,6 +1,6 @@
 """What a scheduled `dbt build` tests (issue 19): on cdc_changelog, cdc_current and cdc_history the
-data tests read the last batch, or every row of the keys it touched, and var `cdc_check_all` (or
-`make check-all`) reads everything.
+data tests read the last batch, or every row of the keys it touched (the staging tests: the records
+the base models staged last), and var `cdc_check_all` (or `make check-all`) reads everything.
 
 The lake's history is damaged by hand, as a bug in an earlier build would leave it, and the checks
 are asked what they see: a damaged key the new batch does not touch is left to the full check; a
@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from cdc_lake.testing.conformance import CONFORMANCE
 from cdc_lake.testing.harness import canal_item, kcat_lines
 
 pytestmark = pytest.mark.integration
 
 TOPIC = "scheduled.shop.items"
+DTLE_TOPIC = "scheduled.dtle"
 ES = 1_700_000_000_000
 
 
@@ -138,3 +140,50 @@ def test_a_view_redefined_since_the_last_pass_is_tested_whole(scheduled):
     redefined = lake.dbt("build", "--select", "cdc_current", "--vars", '{"cdc_delete_retention_days": 36500}',
                          expect_success=False)
     assert [name for name in failed_tests(redefined) if name.startswith(replay)]
+
+
+
+def test_staging_tests_read_the_records_the_last_build_staged(scheduled):
+    """The base models record the batch they stage (raw_records_since_last_build), so a scheduled
+    build's staging tests read those records: the base model's, and a staging view's through its
+    base model's batch. A record the last build did not stage is left to the full check. Here a
+    dtle record of the conformance corpus, landed twice, staged by two builds."""
+    lake, _ = scheduled
+    key, value = (CONFORMANCE / "dtle" / "dtle-messages.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    for offset in (0, 1):
+        lake.land("debezium", kcat_lines([value], topic=DTLE_TOPIC, start_offset=offset, keys=[key]))
+        lake.dbt("run", "--select", "base_debezium__messages")
+
+    def set_op(offset: int, op: str) -> None:
+        lake.rows(f"update {{schema}}.base_debezium__messages set op = '{op}' "
+                  f"where kafka_topic = '{DTLE_TOPIC}' and kafka_offset = {offset}")
+
+    def staging_tests(check_all: bool) -> dict[str, Any]:
+        lake.check_all = check_all
+        try:
+            result = lake.dbt("test", "--select", "base_debezium__messages", "stg_debezium__changes",
+                              expect_success=False)
+        finally:
+            lake.check_all = True
+        return {r.node.name: r for r in result.result.results if str(r.node.resource_type) == "test"}
+
+    def op_test(check_all: bool) -> str:
+        [status] = [str(r.status) for name, r in staging_tests(check_all).items()
+                    if name.startswith("accepted_values_stg_debezium__changes_op")]
+        return status
+
+    [original] = {r["op"] for r in lake.rows(f"select op from {{schema}}.base_debezium__messages "
+                                             f"where kafka_topic = '{DTLE_TOPIC}'")}
+    cut = staging_tests(check_all=False)
+    assert len(cut) >= 5 and {str(r.status) for r in cut.values()} == {"pass"}
+    assert all("landing_seq >= " in r.node.compiled_code for name, r in cut.items() if "stg_debezium" in name)
+    assert all("landing_seq > " in r.node.compiled_code for name, r in cut.items() if "base_debezium" in name)
+    try:
+        set_op(0, "x")  # the record of the first build
+        assert op_test(check_all=False) == "pass"
+        assert op_test(check_all=True) == "fail"
+        set_op(1, "x")  # the record the last build staged
+        assert op_test(check_all=False) == "fail"
+    finally:
+        set_op(0, original)
+        set_op(1, original)

@@ -91,13 +91,17 @@
 
 
 {% macro batch_view_model(node) %}
-    {#- For a view (cdc_current, a typed view) over exactly one incremental model with the row key
-        columns (batch_key_models), that model: the rows of its last batch are the view's rows
-        that show them. Else none. -#}
+    {#- For a view over exactly one incremental model with the row key columns (batch_key_models:
+        cdc_current, a typed view), that model; for a view over no such model but exactly one
+        incremental model of any kind (a staging view over its base model), that one. The rows
+        of the model's last batch are the view's rows that show them. Else none. -#}
     {%- if node.config.materialized not in ('view', 'ephemeral') -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set models = batch_key_models(node.depends_on.nodes) -%}
+    {%- if models | length == 0 -%}
+        {%- set models = batch_key_models(node.depends_on.nodes, keyed=false) -%}
+    {%- endif -%}
     {{ return(models[0] if models | length == 1 else none) }}
 {% endmacro %}
 
@@ -158,13 +162,14 @@
 {% endmacro %}
 
 
-{% macro batch_key_models(node_ids, found=none) %}
+{% macro batch_key_models(node_ids, found=none, keyed=true) %}
     {#- The incremental models with the row key columns that the nodes read, directly or through
         views and ephemeral models (cdc_current is a view of cdc_history: its rows change only for
         the keys cdc_history's batch touched, and batch_cut_allowed makes sure the view's SQL did
-        not change either), each once, in the order first met. -#}
+        not change either), each once, in the order first met. With `keyed` false, every
+        incremental model they so read, with the key columns or not. -#}
     {%- set found = [] if found is none else found -%}
-    {%- set keys = cdc_row_key_columns() -%}
+    {%- set keys = cdc_row_key_columns() if keyed else [] -%}
     {%- for node_id in node_ids -%}
         {%- set node = graph.nodes.get(node_id) -%}
         {%- if node and node.resource_type == 'model'
@@ -173,7 +178,7 @@
                    and keys | reject('in', node.columns) | list | length == 0 -%}
                 {%- do found.append(node) -%}
             {%- elif node.config.materialized in ('view', 'ephemeral') -%}
-                {%- do batch_key_models(node.depends_on.nodes, found) -%}
+                {%- do batch_key_models(node.depends_on.nodes, found, keyed) -%}
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
