@@ -159,3 +159,24 @@ def test_check_all_runs_every_test(builds):
     lake.check_all = True
     full = outcomes(lake, lake.dbt("test", *SELECT, expect_success=False))
     assert full and not any(skip for _, skip, _ in full.values())
+
+
+def test_a_warning_on_unchanged_inputs_is_shown_again_without_a_query(builds):
+    """A test that warned (the reconciliation's offset gaps, which read every record ever landed)
+    keeps its failure count beside its fingerprint: with nothing landed since, the next build
+    shows the same warning without reading anything."""
+    lake = builds[0]
+    lake.check_all = False
+    gap = canal_item("UPDATE", 2, "b", ES + 5000, 5, {"name": "a"})
+    lake.land("canal_flat", kcat_lines([gap], topic=TOPIC, start_offset=20))
+    select = ("--select", "+cdc_reconciliation", "--exclude", "test_type:unit")
+
+    def gaps_test(build: Any) -> tuple[str, bool]:
+        [(status, recorded)] = [(status, recorded) for test_id, (status, recorded, _) in outcomes(lake, build).items()
+                                if ".accepted_values_cdc_reconciliation_offset_gaps" in test_id]
+        return status, recorded
+
+    assert gaps_test(lake.dbt("build", *select)) == ("warn", False)
+    assert gaps_test(lake.dbt("build", *select)) == ("warn", True)
+    [gaps] = lake.rows("select offset_gaps from {schema}.cdc_reconciliation where kafka_topic = '" + TOPIC + "'")
+    assert gaps["offset_gaps"] == 20 - 4

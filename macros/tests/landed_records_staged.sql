@@ -12,7 +12,7 @@
     {%- set staged_cut = tested_batch(staged) if execute else none -%}
     {%- set landed_cut = none -%}
     {%- if staged_cut is not none -%}
-        {%- set record = fromjson(relation_property(staged, tested_batch_property())) -%}
+        {%- set record = tested_batch_record(staged) -%}
         {%- set landed_cut = landed_after(record['after'], record['column']) -%}
     {%- endif -%}
     with landed as (

@@ -1,12 +1,20 @@
 {% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) %}
-    {#- dbt's failure count of a data test, or, when the test passed before on exactly these inputs
-        and this SQL (test_fingerprint equals the one its last pass recorded), that pass again
-        without a query. A test that runs leaves its fingerprint, and for a test cut to a batch the
-        views it reads (test_view_versions), in the invocation's memo (pending_test_passes) for
-        record_test_passes, which keeps them if the test passes. -#}
+    {#- dbt's failure count of a data test, or, when the test passed (or only warned) before on
+        exactly these inputs and this SQL (test_fingerprint equals the one its last pass
+        recorded), that result again without a query: 0 failures, or the count it warned with,
+        judged by this run's thresholds (a warning at 1M, the reconciliation's offset gaps,
+        took 1.5 s of every build with nothing landed). A test that runs leaves its fingerprint,
+        and for a test cut to a batch the views it reads (test_view_versions), in the
+        invocation's memo (pending_test_passes) for record_test_passes, which keeps them if the
+        test passes or warns. -#}
     {%- set fingerprint = test_fingerprint(main_sql, fail_calc, warn_if, error_if) -%}
-    {%- if fingerprint is not none and fingerprint == last_test_pass(model.unique_id) -%}
-        select 0 as failures, false as should_warn, false as should_error
+    {%- set last = (last_test_pass(model.unique_id) or '').split(' ') -%}
+    {%- if fingerprint is not none and fingerprint == last[0] -%}
+        {%- set failures = last[1] | int if last | length > 1 else 0 -%}
+        select
+            {{ failures }} as failures,
+            {{ failures }} {{ warn_if }} as should_warn,
+            {{ failures }} {{ error_if }} as should_error
         /* cdc_lake: inputs and SQL unchanged since this test's last pass ({{ fingerprint }}) */
     {%- else -%}
         {%- set views = test_view_versions() -%}
@@ -88,9 +96,9 @@
 
 {% macro record_test_passes(results) %}
     {#- on-run-end: records, in one commit, the fingerprint (and views, test_view_versions) of every
-        data test that ran in this invocation and passed (pending_test_passes). A test that failed,
-        warned or errored records nothing, so it runs again next time; so does one whose record is
-        lost (a killed build). The same commit keeps the key counts the tests asked for
+        data test that ran in this invocation and passed (pending_test_passes), and of every one
+        that warned, with its failure count (no views). A test that failed or errored records
+        nothing, so it runs again next time; so does one whose record is lost (a killed build). The same commit keeps the key counts the tests asked for
         (tested_key_counts) when they changed, and the batch floors computed (batch_floor). -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
@@ -107,12 +115,16 @@
     {%- endfor -%}
     {%- set pending = pending_test_passes() -%}
     {%- for result in results
-           if result.node.resource_type == 'test' and result.status == 'pass' and result.node.unique_id in pending -%}
+           if result.node.resource_type == 'test' and result.status in ('pass', 'warn')
+              and result.node.unique_id in pending -%}
         {%- set ran = pending[result.node.unique_id] -%}
         {%- if ran['fingerprint'] is not none -%}
-            {%- do entries.update({test_pass_property(result.node.unique_id): ran['fingerprint']}) -%}
+            {#- a warning keeps its failure count beside the fingerprint, to be shown again -#}
+            {%- do entries.update({test_pass_property(result.node.unique_id): ran['fingerprint']
+                ~ ((' ' ~ result.failures) if result.status == 'warn' else '')}) -%}
         {%- endif -%}
-        {%- if ran['views'] is not none -%}
+        {#- only a pass vouches for the rows under the views it read (batch_cut_allowed) -#}
+        {%- if ran['views'] is not none and result.status == 'pass' -%}
             {%- do entries.update({test_views_property(result.node.unique_id): ran['views']}) -%}
         {%- endif -%}
     {%- endfor -%}

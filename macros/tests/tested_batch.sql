@@ -23,14 +23,31 @@
     {%- if is_incremental() and batch_marked_empty(batch_filter) -%}
         {{ return('') }}
     {%- elif is_incremental() and not is_first_build(watermark) -%}
-        {%- set record = tojson({'column': column, 'after': watermark}) -%}
+        {%- set record = {'column': column, 'after': watermark} -%}
         {%- do run_query("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
-                         ~ "' = " ~ sql_string_literal(record) ~ ")") -%}
+                         ~ "' = " ~ sql_string_literal(tojson(record)) ~ ")") -%}
+        {%- do build_memo().setdefault('tested_batches', {}).update({this | string: record}) -%}
     {%- elif load_relation(this) is not none -%}
         {%- do run_query("alter table " ~ this ~ " unset tblproperties if exists ('"
                          ~ tested_batch_property() ~ "')") -%}
+        {%- do build_memo().setdefault('tested_batches', {}).update({this | string: none}) -%}
     {%- endif -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro tested_batch_record(relation) %}
+    {#- What `relation`'s last build recorded (record_tested_batch) as a mapping (`column`,
+        `after`), or none. Read from the catalog once per relation and invocation (build_memo),
+        not once per test: a scheduled build's 40-odd cut tests read seven records. A build
+        that records a batch updates the memo as it writes the property, and a model's tests run
+        after the model, so no test reads a record older than its model's build. -#}
+    {%- set records = build_memo().setdefault('tested_batches', {}) -%}
+    {%- if relation | string not in records -%}
+        {%- set recorded = relation_property(relation, tested_batch_property()) -%}
+        {%- do records.update({relation | string: none if recorded is none else fromjson(recorded)}) -%}
+    {%- endif -%}
+    {{ return(records[relation | string]) }}
 {% endmacro %}
 
 
@@ -59,11 +76,10 @@
     {%- endif -%}
     {%- set source = api.Relation.create(database=source_node.database, schema=source_node.schema,
                                          identifier=source_node.alias) -%}
-    {%- set recorded = relation_property(source, tested_batch_property()) -%}
-    {%- if recorded is none -%}
+    {%- set record = tested_batch_record(source) -%}
+    {%- if record is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set record = fromjson(recorded) -%}
     {#- a view is cut by the recorded column only when it shows that column as its model does -#}
     {%- if is_view and (source_node.columns.get(record['column']) is none
                         or node.columns.get(record['column']) is none) -%}
