@@ -2,8 +2,8 @@
     {#- dbt's failure count of a data test, or, when the test passed (or only warned) before on
         exactly these inputs and this SQL (test_fingerprint equals the one its last pass
         recorded), that result again without a query: 0 failures, or the count it warned with,
-        judged by this run's thresholds (a warning at 1M, the reconciliation's offset gaps,
-        took 1.5 s of every build with nothing landed). A test that runs leaves its fingerprint,
+        judged by this run's thresholds (at 1M the reconciliation's offset gaps warning took
+        1.5-2.4 s of every build with nothing landed). A test that runs leaves its fingerprint,
         and for a test cut to a batch the views it reads (test_view_versions), in the
         invocation's memo (pending_test_passes) for record_test_passes, which keeps them if the
         test passes or warns. -#}
@@ -98,8 +98,9 @@
     {#- on-run-end: records, in one commit, the fingerprint (and views, test_view_versions) of every
         data test that ran in this invocation and passed (pending_test_passes), and of every one
         that warned, with its failure count (no views). A test that failed or errored records
-        nothing, so it runs again next time; so does one whose record is lost (a killed build). The same commit keeps the key counts the tests asked for
-        (tested_key_counts) when they changed, and the batch floors computed (batch_floor). -#}
+        nothing, so it runs again next time; so does one whose record is lost (a killed build).
+        The same commit keeps the key counts the tests asked for (tested_key_counts) when they
+        changed, and the batch floors computed (batch_floor). -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
     {%- endif -%}
