@@ -374,21 +374,13 @@ def test_a_scheduled_check_of_typed_values_reads_the_rows_the_last_build_wrote(l
         lake.rows("update {schema}.cdc_history set image = transform_values(image, (k, v) -> "
                   f"if(k = 'amount', '{amount}', v)) where table_name = 'payments' and {versions[name]}")
 
-    def data_tests(check_all: bool, *selection: str) -> list:
-        lake.check_all = check_all
-        try:
-            result = lake.dbt("test", "--select", *selection, expect_success=False)
-        finally:
-            lake.check_all = True
-        return [r for r in result.result.results if str(r.node.resource_type) == "test"]
-
     def outcome(check_all: bool) -> tuple[str, str]:
-        [test] = data_tests(check_all, select)
+        [test] = lake.data_tests(select, check_all=check_all).values()
         return str(test.status), test.node.compiled_code
 
     # every test of the typed views, cut: per key (through the view to cdc_history's batch keys,
     # on the key columns the view has) or to the batch's rows
-    tests = data_tests(False, "shop__payments_current", "shop__payments_history")
+    tests = list(lake.data_tests("shop__payments_current", "shop__payments_history", check_all=False).values())
     compiled = {r.node.name: r.node.compiled_code for r in tests}
     assert len(compiled) >= 8 and {str(r.status) for r in tests} == {"pass"}
     per_key = [sql for name, sql in compiled.items() if name.startswith(("one_open", "contiguous", "rows_per_key"))]

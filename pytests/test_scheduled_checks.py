@@ -44,16 +44,6 @@ def failed_tests(result: Any) -> set[str]:
     return {r.node.name for r in result.result.results if str(r.status) in ("fail", "error")}
 
 
-def data_tests(lake, check_all: bool, *selection: str) -> dict[str, Any]:
-    """The data tests of `dbt test --select <selection>`, by name, with or without `cdc_check_all`."""
-    lake.check_all = check_all
-    try:
-        result = lake.dbt("test", "--select", *selection, expect_success=False)
-    finally:
-        lake.check_all = True
-    return {r.node.name: r for r in result.result.results if str(r.node.resource_type) == "test"}
-
-
 def reopen_first_version(lake, row_id: int) -> None:
     """The damage a broken MERGE leaves: the key's first (long closed) version open again."""
     lake.rows(
@@ -169,7 +159,7 @@ def test_staging_tests_read_the_records_the_last_build_staged(scheduled):
                   f"where kafka_topic = '{DTLE_TOPIC}' and kafka_offset = {offset}")
 
     def staging_tests(check_all: bool) -> dict[str, Any]:
-        return data_tests(lake, check_all, "base_debezium__messages", "stg_debezium__changes")
+        return lake.data_tests("base_debezium__messages", "stg_debezium__changes", check_all=check_all)
 
     def op_test(check_all: bool) -> str:
         [status] = [str(r.status) for name, r in staging_tests(check_all).items()
@@ -205,7 +195,7 @@ def test_a_scheduled_build_reconciles_its_batch_record_by_record(scheduled):
 
     def reconciled(check_all: bool) -> dict[str, str]:
         short = {"landed_records_staged": "staged", "unaccounted_records": "unaccounted", "offset_gaps": "gaps"}
-        ran = data_tests(lake, check_all, "source:cdc_raw.raw_canal_flat", "cdc_reconciliation")
+        ran = lake.data_tests("source:cdc_raw.raw_canal_flat", "cdc_reconciliation", check_all=check_all)
         return {next(v for k, v in short.items() if k in name): str(r.status) for name, r in ran.items()}
 
     def damaged(statement: str) -> tuple[dict[str, str], dict[str, str]]:

@@ -241,6 +241,17 @@ class Lake:
         args = with_var(args, "cdc_check_all", self.check_all)
         return invoke_dbt(self.project_dir, args, expect_success=expect_success)
 
+    def data_tests(self, *selection: str, check_all: bool) -> dict[str, Any]:
+        """The results of `dbt test --select <selection>` by test name, run with or without
+        `cdc_check_all` whatever this lake's setting (which is left as it was)."""
+        kept = self.check_all
+        self.check_all = check_all
+        try:
+            result = self.dbt("test", "--select", *selection, expect_success=False)
+        finally:
+            self.check_all = kept
+        return {r.node.name: r for r in result.result.results if str(r.node.resource_type) == "test"}
+
     def build(
         self, *args: str, unit_tests: bool = False, data_tests: bool = True, typed_tables: bool = True,
         exclude: Sequence[str] = (),
