@@ -380,9 +380,9 @@ def test_a_scheduled_check_of_typed_values_reads_the_rows_the_last_build_wrote(l
 
     # every test of the typed views, cut: per key (through the view to cdc_history's batch keys,
     # on the key columns the view has) or to the batch's rows
-    tests = list(lake.data_tests("shop__payments_current", "shop__payments_history", check_all=False).values())
-    compiled = {r.node.name: r.node.compiled_code for r in tests}
-    assert len(compiled) >= 8 and {str(r.status) for r in tests} == {"pass"}
+    tests = lake.data_tests("shop__payments_current", "shop__payments_history", check_all=False)
+    compiled = {name: r.node.compiled_code for name, r in tests.items()}
+    assert len(compiled) >= 8 and {str(r.status) for r in tests.values()} == {"pass"}
     per_key = [sql for name, sql in compiled.items() if name.startswith(("one_open", "contiguous", "rows_per_key"))]
     assert len(per_key) == 3 and all("cdc_batch_keys" in sql for sql in per_key)
     try:
