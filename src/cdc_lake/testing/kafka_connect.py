@@ -1,9 +1,11 @@
-"""A Kafka Connect worker in standalone mode with Debezium's MariaDB connector, for the end-to-end test.
+"""A Kafka Connect worker in standalone mode with Debezium's MariaDB and PostgreSQL connectors, for
+the end-to-end tests.
 
 The worker runs from the jars `make setup` copied from Maven Central (jvm/connect/pom.xml: Apache
-Kafka's connect-runtime and connect-json 4.1.1, `io.debezium:debezium-connector-mariadb`); the
-connector sits on the worker's classpath. Offsets go to a file in the worker's folder, the REST API
-listens on a free loopback port (status only), and the process is stopped whatever happens.
+Kafka's connect-runtime and connect-json 4.1.1, `io.debezium:debezium-connector-mariadb` and
+`debezium-connector-postgres`); the connectors sit on the worker's classpath. Offsets go to a
+file in the worker's folder, the REST API listens on a free loopback port (status only), and the
+process is stopped whatever happens.
 
     with KafkaConnect(folder, bootstrap, [debezium_mariadb("cdclake", server, ...)]) as worker:
         worker.wait_running()
@@ -79,6 +81,58 @@ def debezium_mariadb(
         "value.converter": JSON_CONVERTER,
         "key.converter.schemas.enable": schemas,
         "value.converter.schemas.enable": schemas,
+        **(settings or {}),
+    })
+
+
+def debezium_postgres(
+    name: str,
+    *,
+    topic_prefix: str,
+    port: int,
+    user: str,
+    password: str,
+    database: str,
+    schemas: Sequence[str],
+    schemas_enable: bool = True,
+    publication_mode: str = "filtered",
+    settings: Mapping[str, str] | None = None,
+) -> Connector:
+    """Debezium's PostgreSQL connector reading `database` of a local server through the built-in
+    logical decoding plugin `pgoutput` (no server extension needed), JSON converters for key and
+    value (with or without schemas), topics `<topic_prefix>.<schema>.<table>`.
+
+    Each connector holds a replication slot and a publication of its own, both named after it: two
+    connectors on one slot would steal each other's changes, and a publication of another's could
+    list other tables. `publication_mode` is Debezium's `publication.autocreate.mode`: `filtered`
+    publishes the tables of `schemas` that exist when the connector starts, `all_tables` every
+    table, later ones too. The settings matrix (`decimal.handling.mode`, `time.precision.mode`,
+    `hstore.handling.mode`, ...) comes through `settings`; without it every setting is Debezium's
+    default. Replica identity (DEFAULT or FULL) is a table's, set by the workload."""
+    slot = "".join(c if c.isalnum() else "_" for c in name.lower())
+    return Connector(name, {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "tasks.max": "1",
+        "database.hostname": "127.0.0.1",
+        "database.port": str(port),
+        "database.user": user,
+        "database.password": password,
+        "database.dbname": database,
+        "plugin.name": "pgoutput",
+        "slot.name": f"{slot}_slot",
+        "publication.name": f"{slot}_publication",
+        "publication.autocreate.mode": publication_mode,
+        "schema.include.list": ",".join(schemas),
+        "topic.prefix": topic_prefix,
+        "snapshot.mode": "initial",
+        # the broker creates no topics by itself: Connect creates the connector's topics
+        "topic.creation.default.replication.factor": "1",
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
+        "key.converter": JSON_CONVERTER,
+        "value.converter": JSON_CONVERTER,
+        "key.converter.schemas.enable": "true" if schemas_enable else "false",
+        "value.converter.schemas.enable": "true" if schemas_enable else "false",
         **(settings or {}),
     })
 
