@@ -63,7 +63,7 @@ test: $(STAMP)
 # lake serves its docs-site tests too): the modules marked `integration` (lakes that later commands
 # change: re-landing, unland, full refresh, scheduled checks; concurrent landers; the analyst's
 # workflow), the slow ones (processes killed mid-build, land + build + query at once), a real Kafka
-# broker, MariaDB end to end (CDC_LAKE_E2E=ci unless set: `make e2e` runs the full matrix), the
+# broker, MariaDB and PostgreSQL end to end (CDC_LAKE_E2E=ci unless set: `make e2e` runs the full matrix), the
 # standalone cluster, the benchmark tool and the docs site. CI runs it after `make test`.
 INTEGRATION := integration or slow or kafka or e2e or cluster or bench or docs_site
 test-integration: $(STAMP)
@@ -107,10 +107,11 @@ test-kafka: $(STAMP)
 	$(BIN)/python -m pytest -ra -m kafka
 
 # MariaDB (Debian's mariadb-server) -> Debezium in Kafka Connect, and -> Alibaba Canal's server ->
-# Kafka -> cdc_lake, all on free loopback ports in temporary dirs, stopped whatever happens: every
-# Debezium setting of the matrix and the 100k-row transaction. `e2e-ci` is the reduced set CI runs
+# Kafka -> cdc_lake, and PostgreSQL (Debian's postgresql) -> Debezium (pgoutput) -> Kafka ->
+# cdc_lake, all on free loopback ports in temporary dirs, stopped whatever happens: every Debezium
+# setting of the matrix and the 100k-row transactions. `e2e-ci` is the reduced set CI runs
 # (CDC_LAKE_E2E=ci; the Canal test is the same in both).
-E2E_TESTS := pytests/test_e2e_debezium.py pytests/test_e2e_canal.py
+E2E_TESTS := pytests/test_e2e_debezium.py pytests/test_e2e_canal.py pytests/test_e2e_postgres.py
 e2e: $(STAMP)
 	CDC_LAKE_E2E=full $(BIN)/python -m pytest -ra -m e2e $(E2E_TESTS)
 

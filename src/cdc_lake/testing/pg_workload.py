@@ -4,7 +4,7 @@ cdc_lake), and its truth.
 The workload runs in rounds against a real PostgreSQL server: before the connectors start (their
 initial snapshot), while they stream, and after the first build (incremental). After every
 committed transaction the `Recorder` reads each table the transaction touched as PostgreSQL's own
-text (`col::text` of every column, in UTC): the row states the database reports, in commit order,
+text (the output function's text of every column, in UTC): the row states the database reports, in commit order,
 are the truth the lake is compared with (`pg_values` turns them into the lake's canonical text).
 
 What it covers, each for a reason of its own:
@@ -283,11 +283,14 @@ def incremental_round() -> list[Step]:
     ]
 
 
-def money_as_numeric(data_type: str, name: str) -> str:
-    """The truth's text of a column: PostgreSQL's own text (`::text`); money as its numeric (its
-    text is locale-formatted, `$1,234.50`)."""
+def value_text(data_type: str, name: str) -> str:
+    """The truth's text of a column: what PostgreSQL's output function prints for it, as a client
+    reading `SELECT *` gets it (`format('%s', v)` calls the type's output function; a cast to text
+    would not: it trims char(n)'s padding and adds inet's /128); money as its numeric (its own text
+    is locale-formatted, `$1,234.50`)."""
     quoted = '"' + name + '"'
-    return f"{quoted}::numeric::text" if data_type == "money" else f"{quoted}::text"
+    value = f"{quoted}::numeric" if data_type == "money" else quoted
+    return f"case when {quoted} is null then null else format('%s', {value}) end"
 
 
 @dataclass
@@ -348,11 +351,13 @@ class Recorder:
         return self.columns[table]
 
     def select(self, table: str) -> list[dict[str, str | None]]:
-        """`SELECT *` of a table as PostgreSQL's text of each value, timestamps in UTC."""
+        """`SELECT *` of a table as PostgreSQL's text of each value: timestamps in UTC, intervals
+        in ISO 8601 (`P1Y2M3DT4H5M6.789S`: each field on its own, whatever the sign)."""
         columns = self.table_columns(table)
         cursor = self.connections[0].cursor()
         cursor.execute("set timezone = 'UTC'")
-        cursor.execute(f"select {', '.join(money_as_numeric(t, c) for c, t in columns)} from {table}")
+        cursor.execute("set intervalstyle = 'iso_8601'")
+        cursor.execute(f"select {', '.join(value_text(t, c) for c, t in columns)} from {table}")
         return [dict(zip([c for c, _ in columns], values, strict=True)) for values in cursor.fetchall()]
 
     def mark(self, round_no: int) -> None:
