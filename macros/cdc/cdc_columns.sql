@@ -12,7 +12,8 @@
         'staged_changes': [['change_id', 'string'], ['source_format', 'string']] + row_key[:3] + [
             ['op', 'string'], ['key_columns', 'array<string>'], ['row_key', 'string'],
             ['primary_key', 'map<string,string>'], ['before', 'map<string,string>'],
-            ['after', 'map<string,string>'], ['column_types', 'map<string,string>'],
+            ['after', 'map<string,string>'], ['unavailable_columns', 'array<string>'],
+            ['column_types', 'map<string,string>'],
             ['commit_ts', 'timestamp'], ['capture_ts', 'timestamp'], ['change_order', 'string'],
             ['source_position', 'string'], ['gtid', 'string']] + kafka + [
             ['row_in_message', 'int'], ['landing_seq', 'bigint'],
@@ -33,13 +34,15 @@
         ],
         'history_changes': row_key + [
             ['source_format', 'string'], ['primary_key', 'map<string,string>'], ['op', 'string'],
-            ['image', 'map<string,string>'], ['is_keyless', 'boolean'], ['row_delta', 'int'],
+            ['image', 'map<string,string>'], ['unavailable_columns', 'array<string>'],
+            ['is_keyless', 'boolean'], ['row_delta', 'int'],
             ['change_order', 'string'], ['change_id', 'string'], ['commit_ts', 'timestamp'],
             ['batch_landing_seq', 'bigint'], ['floor_ts', 'timestamp'], ['is_open_version', 'boolean'],
         ],
         'cdc_history': [['version_id', 'string'], ['source_format', 'string']] + row_key + [
             ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],
-            ['valid_from', 'timestamp'], ['valid_to', 'timestamp'], ['is_current', 'boolean'],
+            ['unknown_columns', 'array<string>'], ['valid_from', 'timestamp'], ['valid_to', 'timestamp'],
+            ['is_current', 'boolean'],
             ['is_latest', 'boolean'], ['op', 'string'], ['change_id', 'string'], ['change_order', 'string'],
             ['closed_by_delete', 'boolean'], ['closing_change_id', 'string'], ['closing_op', 'string'],
             ['closing_change_order', 'string'], ['closing_image', 'map<string,string>'],

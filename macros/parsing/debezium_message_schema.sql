@@ -20,13 +20,15 @@
 {% macro debezium_payload_fields() %}
     {#- The fields of a Debezium/dtle payload, as a Spark DDL field list (see
         `debezium_message_schema`). `source` carries MySQL (file, pos, row, gtid), dtle (ts_sec,
-        server) and PostgreSQL (schema, lsn) positions; `snapshot` is text because Debezium sends
+        server) and PostgreSQL (schema, lsn, sequence: the JSON text `["<last commit LSN>","<LSN>"]`,
+        txId) positions; `snapshot` is text because Debezium sends
         a string enum ("true", "last", ...) and dtle a boolean. -#}
     {{ return(
         "before:string, after:string, "
         ~ "source:struct<version:string, connector:string, name:string, server:string, server_id:bigint, "
         ~ "ts_ms:bigint, ts_sec:bigint, snapshot:string, db:string, `schema`:string, `table`:string, "
-        ~ "gtid:string, file:string, pos:bigint, `row`:int, lsn:bigint, query:string>, "
+        ~ "gtid:string, file:string, pos:bigint, `row`:int, lsn:bigint, `sequence`:string, txId:bigint, "
+        ~ "query:string>, "
         ~ "op:string, ts_ms:bigint, databaseName:string, schemaName:string, ddl:string, "
         ~ "tableChanges:array<struct<type:string, id:string>>, "
         ~ "position:struct<ts_sec:bigint, file:string, pos:bigint, gtids:string, snapshot:string>, "

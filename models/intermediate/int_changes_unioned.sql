@@ -64,6 +64,8 @@ final as (
             end",
             'before': "case when half_op != 'c' then before end",
             'after': "case when half_op != 'd' then after end",
+            'unavailable_columns': "case when half_op = op or half_op = 'c' then unavailable_columns
+                else cast(array() as array<string>) end",
         }) | indent(8) }},
         is_keyless
     from split

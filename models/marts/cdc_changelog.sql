@@ -52,6 +52,7 @@ final as (
         is_keyless,
         before,
         after,
+        unavailable_columns,
         {{ changed_columns('op', 'before', 'after') }} as changed_columns,
         column_types,
         commit_ts,

@@ -20,6 +20,7 @@ with states as (
         row_key,
         primary_key,
         coalesce(closing_image, image) as image,
+        unknown_columns,
         not is_current as is_deleted,
         coalesce(closing_op, op) as op,
         coalesce(valid_to, valid_from) as commit_ts,

@@ -4,6 +4,7 @@
         incremental_strategy='merge',
         unique_key='version_id',
         merge_action_column='merge_action',
+        on_schema_change='append_new_columns',
         tblproperties=cdc_merge_on_read(),
         partition_by=['is_latest'],
     )
@@ -159,6 +160,7 @@ touched_keys as (
             'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
             'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
             'batch_landing_seq': 'appended_keys.batch_landing_seq', 'floor_ts': none, 'is_open_version': 'true',
+            'unavailable_columns': 'coalesce(existing.unknown_columns, array())',
         } %}
         {%- set closing_delete = {
             'op': 'existing.closing_op', 'image': 'existing.closing_image', 'row_delta': '-existing.row_count',
@@ -279,6 +281,7 @@ key_changes as (
     -- inlines a CTE at each use)
     {%- set reset_row = {
         'source_format': 'changes.reset_source_format', 'primary_key': 'null', 'op': "'t'", 'image': 'null',
+        'unavailable_columns': 'cast(array() as array<string>)',
         'is_keyless': 'changes.reset_is_keyless', 'row_delta': '0', 'change_order': 'changes.reset_order',
         'change_id': 'changes.reset_id', 'commit_ts': 'changes.reset_ts',
         'batch_landing_seq': 'changes.reset_batch_landing_seq', 'floor_ts': 'changes.reset_floor_ts',
@@ -292,13 +295,100 @@ key_changes as (
 
 ),
 
+unavailable_in_key as (
+
+    -- Unavailable values (an unchanged PostgreSQL TOAST value, the other columns of a key-only
+    -- delete) are the key's previous known value of the column in source order. Each change
+    -- with the columns that any change of its key leaves unavailable: most keys have none
+    select
+        *,
+        array_distinct(flatten(collect_set(coalesce(unavailable_columns, array())) over whole_key))
+            as key_unavailable_columns
+    from key_changes
+    window whole_key as ({{ in_key_order }} rows between unbounded preceding and unbounded following)
+
+),
+
+column_values as (
+
+    -- one row per change and column of key_unavailable_columns (a key without any: one row, no
+    -- column), with the column's last value known at the change: from the latest change up to
+    -- it that carried the column (a reset carries none; neither does a keyless row's image,
+    -- which is its identity)
+    select
+        changes.*,
+        unavailable.column_name,
+        last_value(
+            if(
+                changes.op = 't' or changes.is_keyless
+                or array_contains(coalesce(changes.unavailable_columns, array()), unavailable.column_name)
+                or not map_contains_key(coalesce(changes.image, map()), unavailable.column_name),
+                null,
+                named_struct('value', changes.image[unavailable.column_name])
+            ),
+            true
+        ) over column_so_far as known
+    from unavailable_in_key as changes
+        lateral view explode_outer(changes.key_unavailable_columns) unavailable as column_name
+    window column_so_far as (
+        partition by {{ qualified_columns('changes', keys) }}, unavailable.column_name
+        order by changes.change_order, changes.change_id
+        rows between unbounded preceding and current row
+    )
+
+),
+
+column_values_per_change as (
+
+    -- the known values of each change's unavailable columns gathered on its first row
+    select
+        *,
+        collect_list(
+            if(
+                array_contains(coalesce(unavailable_columns, array()), column_name),
+                named_struct('name', column_name, 'known', known),
+                null
+            )
+        ) over whole_change as resolved_columns,
+        row_number() over this_change as column_number
+    from column_values
+    window
+        this_change as (partition by {{ key_columns }}, change_order, change_id order by column_name),
+        whole_change as (
+            partition by {{ key_columns }}, change_order, change_id order by column_name
+            rows between unbounded preceding and unbounded following
+        )
+
+),
+
+resolved as (
+
+    -- each change once, with its unavailable values filled in; a column that no earlier change of
+    -- the key carried stays null and is named in unknown_columns
+    {%- set resolved_image %}
+        case
+            when size(per_change.resolved_columns) = 0 then per_change.image
+            else map_concat(
+                map_filter(per_change.image, (rc_k, rc_v) -> not array_contains(per_change.unavailable_columns, rc_k)),
+                map_from_entries(transform(per_change.resolved_columns, rc -> struct(rc.name, rc.known.value)))
+            )
+        end
+    {%- endset %}
+    select
+        {{ canonical_columns('history_changes', relation='per_change', values={'image': resolved_image}) | indent(8) }},
+        transform(filter(per_change.resolved_columns, rc -> rc.known is null), rc -> rc.name) as unknown_columns
+    from column_values_per_change as per_change
+    where per_change.column_number = 1
+
+),
+
 running_totals as (
 
     -- a keyless row's running sum of inserts less deletes (a reset adds nothing)
     select
         *,
         sum(row_delta) over so_far as running_delta
-    from key_changes
+    from resolved
     window so_far as ({{ in_key_order }} rows between unbounded preceding and current row)
 
 ),

@@ -78,6 +78,8 @@ final as (
         map_filter(row_data, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before_image as before,
         after_image as after,
+        -- the format sends every value of its images
+        cast(array() as array<string>) as unavailable_columns,
         msg.mysqlType as column_types,
         timestamp_millis(msg.es) as commit_ts,
         timestamp_millis(msg.ts) as capture_ts,

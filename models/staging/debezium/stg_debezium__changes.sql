@@ -1,7 +1,11 @@
 -- One row per row change of Debezium / dtle DML, in the canonical change shape. Every message is
--- one row change with full before/after images, decoded in the base model. Changes are ordered
--- by the binlog position (file number, position, row in event; PostgreSQL: LSN), then commit
--- time, then Kafka partition/offset. Snapshot rows share one position, so the row key is part of
+-- one row change with before/after images, decoded in the base model (PostgreSQL: an update's
+-- before image only under REPLICA IDENTITY FULL; unavailable values null and named in
+-- unavailable_columns). Changes are ordered
+-- by the binlog position (file number, position, row in event; PostgreSQL: the LSN of the last
+-- commit before the change's transaction, then the change's own LSN, so transactions come out in
+-- commit order however their changes interleaved in the WAL), then commit time, then Kafka
+-- partition/offset. Snapshot rows share one position, so the row key is part of
 -- the change id.
 
 with messages as (
@@ -17,6 +21,7 @@ positioned as (
     select
         *,
         {{ binlog_file_number('msg.source.file') }} as binlog_file_number,
+        {{ postgres_commit_lsn('msg.source.sequence') }} as commit_lsn,
         -- the commit time: Debezium's source.ts_ms, dtle's source.ts_sec; snapshot rows (0) and
         -- dtle DML (ts_sec 0) fall back to the time the tool read the row (payload ts_ms)
         coalesce(nullif(msg.source.ts_ms, 0), nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms) as commit_ms,
@@ -63,10 +68,12 @@ final as (
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         case when op in ('u', 'd') then before_image end as before,
         case when op != 'd' then after_image end as after,
+        unavailable_columns,
         column_types,
         timestamp_millis(commit_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,
-        {{ change_order(['binlog_file_number', 'coalesce(msg.source.pos, msg.source.lsn)', 'msg.source.row',
+        {{ change_order(['coalesce(binlog_file_number, commit_lsn)', 'coalesce(msg.source.pos, msg.source.lsn)',
+                         'msg.source.row',
                          'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
         concat_ws(
             ' ',

@@ -45,11 +45,21 @@ final as (
         case when op = 't' then 'TRUNCATE' else {{ ddl_statement_type('statement') }} end as ddl_type,
         statement as ddl_statement,
         timestamp_millis(commit_ms) as commit_ts,
-        {{ change_order([binlog_file_number('binlog_file'), 'binlog_pos',
-                         'commit_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,
+        -- a PostgreSQL TRUNCATE is ordered among the table's row changes exactly as they are
+        -- (stg_debezium__changes: last commit LSN, LSN, row)
+        case
+            when msg.source.lsn is not null
+                then {{ change_order([postgres_commit_lsn('msg.source.sequence'), 'msg.source.lsn', '0',
+                                      'commit_ms', 'kafka_partition', 'kafka_offset']) }}
+            else {{ change_order([binlog_file_number('binlog_file'), 'binlog_pos',
+                                  'commit_ms', 'kafka_partition', 'kafka_offset']) }}
+        end as change_order,
         concat_ws(
             ' ',
-            case when binlog_file is not null then concat(binlog_file, ':', binlog_pos) end,
+            case
+                when binlog_file is not null then concat(binlog_file, ':', binlog_pos)
+                when msg.source.lsn is not null then concat('lsn ', msg.source.lsn)
+            end,
             case when is_snapshot_ddl then 'snapshot' end
         ) as source_position,
         coalesce(msg.position.gtids, msg.source.gtid) as gtid,
@@ -57,8 +67,8 @@ final as (
         kafka_partition,
         kafka_offset,
         landing_seq,
-        {{ change_id(["'debezium'", 'source_system', 'database_name', 'binlog_file', 'binlog_pos', 'commit_ms',
-                      'statement']) }} as schema_change_id
+        {{ change_id(["'debezium'", 'source_system', 'database_name', 'binlog_file', 'binlog_pos', 'msg.source.lsn',
+                      'commit_ms', 'statement']) }} as schema_change_id
     from positioned
 
 )

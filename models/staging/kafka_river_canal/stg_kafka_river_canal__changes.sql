@@ -56,6 +56,8 @@ final as (
         map_filter(row_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before_image as before,
         after_image as after,
+        -- the format sends every value of its images
+        cast(array() as array<string>) as unavailable_columns,
         column_types,
         timestamp_millis(msg.time) as commit_ts,
         timestamp_millis(msg.canalTime) as capture_ts,

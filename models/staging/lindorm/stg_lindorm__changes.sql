@@ -40,6 +40,8 @@ final as (
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before,
         after,
+        -- the format sends every value of its images
+        cast(array() as array<string>) as unavailable_columns,
         column_types,
         timestamp_millis(msg.source.ts_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,

@@ -65,6 +65,8 @@ final as (
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
         before_image as before,
         after_image as after,
+        -- the format sends every value of its images
+        cast(array() as array<string>) as unavailable_columns,
         column_types,
         timestamp_seconds(msg.timestamp) as commit_ts,
         timestamp_millis(msg.readerTimestamp) as capture_ts,

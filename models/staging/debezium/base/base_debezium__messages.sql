@@ -52,8 +52,32 @@ typed as (
         from_json(payload.before, 'map<string,string>') as before_sent,
         from_json(payload.after, 'map<string,string>') as after_sent,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_decoder('dbz_f') }}) as column_decoders,
-        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types
+        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types,
+        -- connectors that mark a value they were not sent (PostgreSQL: an unchanged TOASTed column)
+        coalesce(payload.source.connector in ('postgresql', 'oracle'), false) as marks_unavailable,
+        {{ unavailable_value_forms() }} as unavailable_forms
     from unwrapped
+
+),
+
+marked as (
+
+    -- the columns each image leaves unavailable; their marker is neither decoded nor kept
+    select
+        *,
+        if(marks_unavailable, {{ unavailable_columns('before_sent') }}, array()) as before_unavailable,
+        if(marks_unavailable, {{ unavailable_columns('after_sent') }}, array()) as after_unavailable
+    from typed
+
+),
+
+kept as (
+
+    select
+        *,
+        {{ without_columns('before_sent', 'before_unavailable') }} as before_kept,
+        {{ without_columns('after_sent', 'after_unavailable') }} as after_kept
+    from marked
 
 ),
 
@@ -70,10 +94,10 @@ decoded as (
             {{ ddl_table_name('payload.ddl') }}
         ) as table_name,
         {{ connect_images_text(
-            'before_sent', 'after_sent', 'payload.before', 'payload.after', 'kafka_value',
+            'before_kept', 'after_kept', 'payload.before', 'payload.after', 'kafka_value',
             'column_decoders', 'field_schemas'
         ) }} as images
-    from typed
+    from kept
 
 ),
 
@@ -81,8 +105,8 @@ split as (
 
     select
         *,
-        images[0] as before_image,
-        images[1] as after_image
+        images[0] as before_decoded,
+        images[1] as after_decoded
     from decoded
 
 ),
@@ -91,12 +115,57 @@ keyed as (
 
     select
         *,
-        case when payload.op = 'd' then before_image else after_image end as key_image,
         {{ table_key_columns(kafka_key_columns('key_map'), 'database_name', 'table_name') }} as key_columns,
         -- the first column whose value was sent but does not decode
-        {{ first_undecodable_column('before_sent', 'after_sent', 'before_image', 'after_image') }}
+        {{ first_undecodable_column('before_kept', 'after_kept', 'before_decoded', 'after_decoded') }}
             as undecodable_column
     from split
+
+),
+
+completed as (
+
+    -- What each image leaves unknown. An unavailable after value that the before image carries
+    -- (an update under REPLICA IDENTITY FULL) is that value: the column did not change. A
+    -- PostgreSQL delete whose before image holds only the key (REPLICA IDENTITY DEFAULT) leaves
+    -- every other column unknown. cdc_history takes an unknown value from the key's previous
+    -- version.
+    select
+        *,
+        filter(after_unavailable, dbz_c -> not (
+            map_contains_key(coalesce(before_decoded, map()), dbz_c) and not array_contains(before_unavailable, dbz_c)
+        )) as after_unknown,
+        case
+            when payload.op = 'd' and payload.source.connector = 'postgresql' and {{ key_only_image('before_sent', 'key_columns') }}
+                then array_sort(filter(map_keys(before_sent), dbz_c -> not array_contains(key_columns, dbz_c)))
+            else before_unavailable
+        end as before_unknown
+    from keyed
+
+),
+
+imaged as (
+
+    select
+        *,
+        {{ without_columns('before_decoded', 'before_unknown') }} as before_image,
+        transform_values(
+            after_decoded,
+            (dbz_c, dbz_v) -> if(
+                array_contains(after_unavailable, dbz_c) and not array_contains(after_unknown, dbz_c),
+                before_decoded[dbz_c], dbz_v
+            )
+        ) as after_image
+    from completed
+
+),
+
+identified as (
+
+    select
+        *,
+        case when payload.op = 'd' then before_image else after_image end as key_image
+    from imaged
 
 ),
 
@@ -123,15 +192,17 @@ classified as (
                 payload.op is null and payload.ts_ms is not null and payload.before is null
                 and payload.after is null and payload.source is null then null
             when payload.op is null then 'not a Debezium message: no op, ddl or status'
+            -- a PostgreSQL logical decoding message (pg_logical_emit_message): no row, no table
+            when payload.op = 'm' then null
             when payload.op not in ('c', 'r', 'u', 'd', 't') then concat('unknown op: ', payload.op)
             when database_name is null or table_name is null then 'DML without database or table'
             when payload.op = 't' then null
             when payload.op in ('c', 'r') and payload.after is null then 'insert without after image'
             when payload.op = 'u' and payload.after is null then 'update without after image'
-            when payload.op = 'u' and payload.before is null
-                then 'update without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
+            -- an update without a before image (PostgreSQL's default REPLICA IDENTITY) is its after
+            -- image; a delete without one (REPLICA IDENTITY NOTHING) does not name its row
             when payload.op = 'd' and payload.before is null
-                then 'delete without before image (PostgreSQL: REPLICA IDENTITY is not FULL)'
+                then 'delete without before image (PostgreSQL: REPLICA IDENTITY NOTHING)'
             when coalesce(nullif(payload.source.ts_ms, 0), nullif(payload.source.ts_sec, 0), payload.ts_ms) is null
                 then 'DML without a time (source.ts_ms, source.ts_sec or ts_ms)'
             when undecodable_column is not null
@@ -149,10 +220,11 @@ classified as (
         -- the kind of an accepted record (raw_record_outcome)
         case
             when payload.ddl is not null or payload.op = 't' then 'ddl'
+            when payload.op = 'm' then 'control'
             when payload.op is not null then 'dml'
             else 'control'
         end as accepted_kind
-    from keyed
+    from identified
 
 ),
 
@@ -169,6 +241,9 @@ final as (
         array_distinct(key_columns) as key_columns,
         before_image,
         after_image,
+        -- the columns of the change's image (a delete's before, else its after) that the message
+        -- does not carry: null in the image, taken by cdc_history from the key's previous version
+        case when payload.op = 'd' then before_unknown else after_unknown end as unavailable_columns,
         column_types,
         struct(
             payload.source,
