@@ -248,22 +248,19 @@ def _consume(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from cdc_lake.landing import raw_schema
     from cdc_lake.verify.run import verify
-    from cdc_lake.verify.source import SourceError, SourceUrl
+    from cdc_lake.verify.source import SourceError, parse_source_url
 
     try:
-        url = SourceUrl.parse(args.source)
+        url = parse_source_url(args.source)
         tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
-        for table in tables or []:
-            database, dot, name = table.rpartition(".")
-            if dot and database != url.database:
-                raise SourceError(f"--tables {table}: not in the source database {url.database}")
+        tables = url.table_names(tables) if tables else None
         if args.as_of_landed:
             _build_current_state(args.project_dir)
         from cdc_lake.spark import get_spark
 
         verification = verify(
             get_spark("cdc-lake verify"), url, schema=model_schema(),
-            raw_schema=raw_schema(), tables=[t.rpartition(".")[2] for t in tables] if tables else None,
+            raw_schema=raw_schema(), tables=tables,
             source_system=args.source_system,
         )
     except SourceError as exc:
@@ -521,18 +518,22 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         help="compare the lake's current state with the source database, table by table",
         description=(
-            "Compare the live rows of cdc_current with the source MariaDB/MySQL tables: counts and "
+            "Compare the live rows of cdc_current with the source MariaDB/MySQL or PostgreSQL tables: counts and "
             "checksums over buckets of the key (computed inside each engine), narrowed by bisection to "
             "the keys that differ, read from the source at one consistent snapshot. Keyless tables are "
-            "compared as multisets. The password comes from $CDC_LAKE_SOURCE_PASSWORD (or $MYSQL_PWD). "
+            "compared as multisets. The password comes from $CDC_LAKE_SOURCE_PASSWORD (or $MYSQL_PWD, $PGPASSWORD). "
             "Each run's results are appended to <raw schema>.verification_results (the cdc_verification "
             "model). Exit status: 0 every table equal, 1 a table differs, 2 the source or the arguments "
             "are wrong."
         ),
     )
-    verify_parser.add_argument("--source", required=True, help="mysql://user@host:port/database")
     verify_parser.add_argument(
-        "--tables", help="comma-separated tables (db.table or table; default: every base table of the database)"
+        "--source", required=True,
+        help="mysql://user@host:port/database or postgresql://user@host:port/database",
+    )
+    verify_parser.add_argument(
+        "--tables", help="comma-separated tables (db.table or table; PostgreSQL: schema.table, a bare name in "
+        "public; default: every base table of the database)"
     )
     verify_parser.add_argument(
         "--source-system", help="the lake's source_system to compare (needed when several hold the database)"

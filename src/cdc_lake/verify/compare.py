@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc_lake.verify.lake import LakeSide
-from cdc_lake.verify.source import SourceDatabase, SourceTable
+from cdc_lake.verify.source import Source, SourceTable
 from cdc_lake.verify.sql import BUCKET_HEX_DIGITS, Column
 
 # bisection stops once the differing buckets hold at most this many rows (per side)...
@@ -50,6 +50,8 @@ class TableResult:
     database: str
     table: str
     keyless: bool
+    # what the user calls the table (PostgreSQL: schema.table), when not `table`
+    title: str = ""
     source_rows: int = 0
     lake_rows: int = 0
     differing_keys: int = 0
@@ -61,6 +63,10 @@ class TableResult:
     in_flight: int | None = None
     seconds: float = 0.0
     scans: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.title or self.table
 
     @property
     def status(self) -> str:
@@ -158,7 +164,7 @@ def _number(value: str | None) -> float | str | None:
 class Verifier:
     """Runs each query on the source (in a worker thread) and on the lake at the same time."""
 
-    def __init__(self, source: SourceDatabase, lake: LakeSide) -> None:
+    def __init__(self, source: Source, lake: LakeSide) -> None:
         self.source = source
         self.lake = lake
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verify-source")
@@ -170,7 +176,8 @@ class Verifier:
 
     def compare(self, table: SourceTable) -> TableResult:
         started = time.monotonic()
-        result = TableResult(self.lake.source_system, self.lake.database, table.name, table.keyless)
+        result = TableResult(self.lake.source_system, table.database or self.lake.database, table.name,
+                             table.keyless, title=table.title)
         try:
             width, differing, source, lake = self._bisect(table, result)
             self._pull(table, result, width, differing, source, lake)
@@ -219,21 +226,24 @@ class Verifier:
         self.pool.shutdown()
 
 
-def verify_tables(source: SourceDatabase, lake: LakeSide, tables: list[str]) -> list[TableResult]:
+def verify_tables(source: Source, lake: LakeSide, tables: list[str]) -> list[TableResult]:
     """Every table at the source's one snapshot; positions added to the tables that differ."""
     source.begin_snapshot()
     verifier = Verifier(source, lake)
+    described = []
     try:
-        results = [verifier.compare(source.describe(t)) for t in tables]
+        for name in tables:
+            described.append(source.describe(name))
+        results = [verifier.compare(t) for t in described]
     finally:
         verifier.close()
-    lake_text, lake_position = lake.last_position()
-    source_text = str(source.snapshot) if source.snapshot else ""
+    lake_text = lake.last_position(source.lake_order)
+    source_text = source.snapshot_text()
     in_flight = None
-    if lake_position is not None and any(r.differing_keys for r in results):
-        in_flight = source.row_events_after(lake_position, [r.table for r in results])
+    if lake_text and any(r.differing_keys for r in results):
+        in_flight = source.changes_after(lake_text, described)
     for r in results:
         r.source_position, r.lake_position = source_text, lake_text
         if in_flight is not None:
-            r.in_flight = in_flight.get(r.table, 0)
+            r.in_flight = in_flight.get(r.label, 0)
     return results

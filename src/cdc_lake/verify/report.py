@@ -18,6 +18,8 @@ class Verification:
     source_system: str
     results: list[TableResult]
     seconds: float
+    # what a table's in-flight count counts (Source.changes_noun)
+    changes_noun: str = "row events for it in the binlog"
 
     @property
     def equal(self) -> bool:
@@ -36,19 +38,19 @@ class Verification:
         if first is not None:
             lines.append(f"source snapshot at {first.source_position or 'an unknown binlog position'}; "
                          f"lake's last change at {first.lake_position or 'an unknown position'}")
-        width = max([len(r.table) for r in self.results] + [5])
+        width = max([len(r.label) for r in self.results] + [5])
         lines.append(f"{'table':<{width}}  {'status':<9}  {'source rows':>11}  {'lake rows':>11}  {'keys differ':>11}")
         for r in self.results:
             differ = f"{'>=' if r.at_least else ''}{r.differing_keys}"
             status = r.status if r.status == EQUAL else r.status.upper()
-            lines.append(f"{r.table:<{width}}  {status:<9}  {r.source_rows:>11}  {r.lake_rows:>11}  {differ:>11}")
+            lines.append(f"{r.label:<{width}}  {status:<9}  {r.source_rows:>11}  {r.lake_rows:>11}  {differ:>11}")
             for d in r.differences[:SAMPLES]:
                 lines.append(f"    {d.key}: {d.kind.replace('_', ' ')}" + "".join(
                     f"; {c} source {_value(s)} lake {_value(k)}" for c, (s, k) in d.columns.items()))
             if r.differing_keys > SAMPLES:
                 lines.append(f"    ... {r.differing_keys - SAMPLES} more")
             if r.in_flight and r.status != EQUAL:
-                lines.append(f"    {r.in_flight} row events for it in the binlog after the lake's last change: "
+                lines.append(f"    {r.in_flight} {self.changes_noun} after the lake's last change: "
                              "verify again after the next landing and build")
         counts = Counter(r.status for r in self.results)
         summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))

@@ -12,7 +12,7 @@ from cdc_lake.sqltext import qualified_name, sql_string
 from cdc_lake.verify.compare import TableResult, verify_tables
 from cdc_lake.verify.lake import LakeSide
 from cdc_lake.verify.report import Verification
-from cdc_lake.verify.source import SourceDatabase, SourceError, SourceUrl
+from cdc_lake.verify.source import SourceError, SourceLocation
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -26,30 +26,31 @@ RESULTS_COLUMNS = (
 )
 
 
-def verify(spark: SparkSession, url: SourceUrl, schema: str, raw_schema: str, tables: list[str] | None = None,
+def verify(spark: SparkSession, url: SourceLocation, schema: str, raw_schema: str, tables: list[str] | None = None,
            source_system: str | None = None, password: str | None = None, record: bool = True) -> Verification:
-    """Compare `tables` (default: every base table of the source database) with the lake."""
+    """Compare `tables` (the source's names, `url.table_names`; default: every base table of the
+    source database) with the lake."""
     started = time.monotonic()
-    source = SourceDatabase(url, password)
+    source = url.open(password)
     try:
-        lake = LakeSide(spark, schema, source_system or "", url.database)
+        lake = LakeSide(spark, schema, source_system or "", url.database, source.texts)
+        names = source.tables()
+        unknown = sorted(set(tables or []) - set(names))
+        if unknown:
+            raise SourceError(f"not tables of {url.database} in the source: {', '.join(unknown)}")
         if not source_system:
-            systems = lake.source_systems()
+            systems = lake.source_systems([source.lake_database(n) for n in tables or names])
             if len(systems) != 1:
                 raise SourceError(
                     f"the lake holds database {url.database} from {len(systems)} source systems "
                     f"({', '.join(systems) or 'none'}): name one with --source-system"
                 )
             lake.source_system = systems[0]
-        names = source.tables()
-        unknown = sorted(set(tables or []) - set(names))
-        if unknown:
-            raise SourceError(f"not tables of {url.database} in the source: {', '.join(unknown)}")
         results = verify_tables(source, lake, tables or names)
     finally:
         source.close()
     verification = Verification(uuid.uuid4().hex, str(url), f"{schema}.cdc_current", lake.source_system,
-                                results, time.monotonic() - started)
+                                results, time.monotonic() - started, source.changes_noun)
     if record:
         record_results(spark, raw_schema, verification.verification_id, verification.source, results)
     return verification

@@ -1,5 +1,6 @@
 """The source side of a verification: a MariaDB/MySQL database read through one consistent
-snapshot, with PyMySQL.
+snapshot, with PyMySQL; what every source offers the comparison (`Source`; PostgreSQL's is
+postgres.py), and `parse_source_url`, which picks the source by the URL's scheme.
 
 Only aggregates cross the wire until bisection has narrowed a difference to a few buckets: each
 query is one scan of the table inside MariaDB, grouped by a prefix of the key's hash. The snapshot
@@ -12,13 +13,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
-from cdc_lake.verify.sql import MARIADB, Column, source_value
+from cdc_lake.verify.sql import MARIADB, MARIADB_LAKE, Column, LakeTexts, source_value
 
 PASSWORD_VARIABLES = ("CDC_LAKE_SOURCE_PASSWORD", "MYSQL_PWD")
 TABLE_MAP = re.compile(r"\(`?([^`.()]+)`?\.`?([^`()]+?)`?\)\s*$")
+# the lake's source_position of a binlog change: `mysql-bin.000001:3204554 row 0`
+BINLOG_POSITION = re.compile(r"^(\S+):(\d+)\b")
 
 
 class SourceError(Exception):
@@ -53,6 +56,17 @@ class SourceUrl:
     def __str__(self) -> str:
         return f"mysql://{self.user}@{self.host}:{self.port}/{self.database}"
 
+    def table_names(self, names: list[str]) -> list[str]:
+        """`--tables` as the source's names: `db.table` (of this database) or `table`."""
+        for name in names:
+            database, dot, _ = name.rpartition(".")
+            if dot and database != self.database:
+                raise SourceError(f"--tables {name}: not in the source database {self.database}")
+        return [name.rpartition(".")[2] for name in names]
+
+    def open(self, password: str | None = None) -> SourceDatabase:
+        return SourceDatabase(self, password)
+
 
 @dataclass(frozen=True)
 class BinlogPosition:
@@ -65,17 +79,89 @@ class BinlogPosition:
 
 @dataclass(frozen=True)
 class SourceTable:
+    """A source table: `name` is the lake's `table_name`, `database` the lake's `database_name`
+    (empty: the source URL's database), `title` what the user calls it (empty: `name`)."""
+
     name: str
     columns: list[Column]
     key: list[Column]
+    database: str = ""
+    title: str = ""
 
     @property
     def keyless(self) -> bool:
         return not self.key
 
+    @property
+    def label(self) -> str:
+        return self.title or self.name
+
+
+class Source(Protocol):
+    """A source database as the comparison reads it: one snapshot, every aggregate and row
+    computed inside it, and the changes the lake cannot have yet."""
+
+    # how the lake's side writes the texts this source writes (dialect, hashes, layouts)
+    texts: LakeTexts
+    # what changes_after counts, as the report says it ("row events for it in the binlog")
+    changes_noun: str
+    # Spark ORDER BY over cdc_changelog whose first row is the lake's last applied change
+    lake_order: str
+
+    def begin_snapshot(self) -> None: ...
+
+    def snapshot_text(self) -> str: ...
+
+    def tables(self) -> list[str]: ...
+
+    def lake_database(self, table: str) -> str:
+        """The lake's `database_name` of one of `tables()`."""
+        ...
+
+    def describe(self, table: str) -> SourceTable: ...
+
+    def buckets(self, table: SourceTable, width: int, within: int,
+                prefixes: list[str]) -> dict[str, tuple[int, int]]: ...
+
+    def rows(self, table: SourceTable, width: int, prefixes: list[str]) -> list[tuple[str | None, ...]]: ...
+
+    def changes_after(self, lake_position: str, tables: list[SourceTable]) -> dict[str, int] | None: ...
+
+    def close(self) -> None: ...
+
+
+class SourceLocation(Protocol):
+    """A parsed `--source` URL."""
+
+    database: str
+
+    def table_names(self, names: list[str]) -> list[str]: ...
+
+    def open(self, password: str | None = None) -> Source: ...
+
+
+def parse_source_url(url: str) -> SourceLocation:
+    """`mysql://` or `mariadb://` (MariaDB/MySQL), `postgresql://` or `postgres://`."""
+    from cdc_lake.verify.postgres import SCHEMES, PostgresUrl
+
+    if urlparse(url).scheme in SCHEMES:
+        return PostgresUrl.parse(url)
+    try:
+        return SourceUrl.parse(url)
+    except SourceError as exc:
+        if "expected mysql://" in str(exc):
+            raise SourceError(f"{url!r}: expected mysql://user@host:port/database or "
+                              "postgresql://user@host:port/database") from exc
+        raise
+
 
 class SourceDatabase:
     """One connection, one snapshot: every read of a verification run sees the same rows."""
+
+    texts: LakeTexts = MARIADB_LAKE
+    changes_noun = "row events for it in the binlog"
+    # the binlog position leads change_order
+    lake_order = "change_order desc"
 
     def __init__(self, url: SourceUrl, password: str | None = None) -> None:
         import pymysql
@@ -108,12 +194,18 @@ class SourceDatabase:
         file, position = status.get("Binlog_snapshot_file") or "", status.get("Binlog_snapshot_position")
         self.snapshot = BinlogPosition(file, int(position)) if file and position else None
 
+    def snapshot_text(self) -> str:
+        return str(self.snapshot) if self.snapshot else ""
+
     def tables(self) -> list[str]:
         rows = self.query(
             "select table_name from information_schema.tables where table_schema = database() "
             "and table_type = 'BASE TABLE' order by table_name"
         )
         return [r[0] for r in rows]
+
+    def lake_database(self, table: str) -> str:
+        return self.url.database
 
     def describe(self, table: str) -> SourceTable:
         name = MARIADB.literal(table)
@@ -159,6 +251,14 @@ class SourceDatabase:
         where = MARIADB.in_buckets(MARIADB.key_hash(key), width, prefixes)
         found = self.query(f"select {values} from {MARIADB.quote(table.name)} where {where}")
         return [tuple(None if v is None else str(v) for v in r) for r in found]
+
+    def changes_after(self, lake_position: str, tables: list[SourceTable]) -> dict[str, int] | None:
+        """Row events per table after the lake's last change (its source_position), or None when
+        that is no binlog position or the binlog cannot be read (row_events_after)."""
+        match = BINLOG_POSITION.match(lake_position)
+        if match is None:
+            return None
+        return self.row_events_after(BinlogPosition(match.group(1), int(match.group(2))), [t.name for t in tables])
 
     def row_events_after(self, start: BinlogPosition, tables: list[str]) -> dict[str, int] | None:
         """Row events per table between the lake's last change and the snapshot: the changes the
