@@ -159,7 +159,8 @@ def toast_row(row_id: int, seed: int) -> list[str]:
     text = toast_text(seed)
     return [
         str(row_id), "1", "'first'", text, f"jsonb_build_object('seed', {seed}, 'data', {toast_text(seed + 1)})",
-        f"decode({toast_text(seed + 2)}, 'hex')",
+        # hex decodes to half its length: twice the parts for as many bytes
+        f"decode({toast_text(seed + 2, 2 * TOAST_TEXT_PARTS)}, 'hex')",
     ]
 
 
