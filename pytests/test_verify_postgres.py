@@ -32,8 +32,8 @@ from cdc_lake.verify import compare
 from cdc_lake.verify.compare import TableResult
 from cdc_lake.verify.postgres import PostgresTable, PostgresUrl, changes_sql, lsn_text, pg_lsn
 from cdc_lake.verify.postgres_sql import postgres_value
-from cdc_lake.verify.run import verify
-from cdc_lake.verify.source import SourceError, SourceTable, SourceUrl, parse_source_url
+from cdc_lake.verify.run import parse_source_url, verify
+from cdc_lake.verify.source import SourceError, SourceTable, SourceUrl
 from cdc_lake.verify.sql import (
     POSTGRES,
     POSTGRES_FLOAT4,

@@ -247,8 +247,8 @@ def _consume(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from cdc_lake.landing import raw_schema
-    from cdc_lake.verify.run import verify
-    from cdc_lake.verify.source import SourceError, parse_source_url
+    from cdc_lake.verify.run import parse_source_url, verify
+    from cdc_lake.verify.source import SourceError
 
     try:
         url = parse_source_url(args.source)

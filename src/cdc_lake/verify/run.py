@@ -7,12 +7,14 @@ import json
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from cdc_lake.sqltext import qualified_name, sql_string
 from cdc_lake.verify.compare import TableResult, verify_tables
 from cdc_lake.verify.lake import LakeSide
+from cdc_lake.verify.postgres import SCHEMES, PostgresUrl
 from cdc_lake.verify.report import Verification
-from cdc_lake.verify.source import SourceError, SourceLocation
+from cdc_lake.verify.source import SourceError, SourceLocation, SourceUrl
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -24,6 +26,19 @@ RESULTS_COLUMNS = (
     "source_rows bigint, lake_rows bigint, differing_keys bigint, differences string, "
     "source_position string, lake_position string, changes_in_flight bigint, seconds double"
 )
+
+
+def parse_source_url(url: str) -> SourceLocation:
+    """`mysql://` or `mariadb://` (MariaDB/MySQL), `postgresql://` or `postgres://`."""
+    if urlparse(url).scheme in SCHEMES:
+        return PostgresUrl.parse(url)
+    try:
+        return SourceUrl.parse(url)
+    except SourceError as exc:
+        if "expected mysql://" in str(exc):
+            raise SourceError(f"{url!r}: expected mysql://user@host:port/database or "
+                              "postgresql://user@host:port/database") from exc
+        raise
 
 
 def verify(spark: SparkSession, url: SourceLocation, schema: str, raw_schema: str, tables: list[str] | None = None,

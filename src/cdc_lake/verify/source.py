@@ -1,6 +1,6 @@
 """The source side of a verification: a MariaDB/MySQL database read through one consistent
-snapshot, with PyMySQL; what every source offers the comparison (`Source`; PostgreSQL's is
-postgres.py), and `parse_source_url`, which picks the source by the URL's scheme.
+snapshot, with PyMySQL; and what every source offers the comparison (`Source`; PostgreSQL's is
+postgres.py; run.parse_source_url picks one by the URL's scheme).
 
 Only aggregates cross the wire until bisection has narrowed a difference to a few buckets: each
 query is one scan of the table inside MariaDB, grouped by a prefix of the key's hash. The snapshot
@@ -138,21 +138,6 @@ class SourceLocation(Protocol):
     def table_names(self, names: list[str]) -> list[str]: ...
 
     def open(self, password: str | None = None) -> Source: ...
-
-
-def parse_source_url(url: str) -> SourceLocation:
-    """`mysql://` or `mariadb://` (MariaDB/MySQL), `postgresql://` or `postgres://`."""
-    from cdc_lake.verify.postgres import SCHEMES, PostgresUrl
-
-    if urlparse(url).scheme in SCHEMES:
-        return PostgresUrl.parse(url)
-    try:
-        return SourceUrl.parse(url)
-    except SourceError as exc:
-        if "expected mysql://" in str(exc):
-            raise SourceError(f"{url!r}: expected mysql://user@host:port/database or "
-                              "postgresql://user@host:port/database") from exc
-        raise
 
 
 class SourceDatabase:
