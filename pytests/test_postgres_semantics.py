@@ -112,12 +112,17 @@ def kafka_key(record: dict[str, Any]) -> str | None:
 
 
 def land_batch(lake: Lake, batch: int) -> None:
-    offset = sum(len(batch_records(b)) for b in range(1, batch))
-    records = batch_records(batch)
+    # each topic's offsets run on from the batches before (no gap for the reconciliation to see)
+    offsets: dict[str, int] = {}
+    for earlier in range(1, batch):
+        for record in batch_records(earlier):
+            offsets[topic(record)] = offsets.get(topic(record), 0) + 1
     lines = []
-    for i, record in enumerate(records):
-        lines += kcat_lines([json.dumps(record)], topic=topic(record), start_offset=offset + i,
+    for record in batch_records(batch):
+        name = topic(record)
+        lines += kcat_lines([json.dumps(record)], topic=name, start_offset=offsets.get(name, 0),
                             keys=[kafka_key(record)])
+        offsets[name] = offsets.get(name, 0) + 1
     lake.land("debezium", lines)
 
 
@@ -267,5 +272,12 @@ def test_schemas_with_tables_of_one_name_stay_apart(batches):
 def test_full_refresh_gives_the_same_tables(batches, batched_lake):
     part, observed = batches
     incremental, refreshed = batched_lake.full_refresh(__name__)
-    assert refreshed == incremental
+    for table in incremental:
+        rows = {side: sorted((json.loads(r) for r in found[table]), key=lambda v: v.get("version_id") or v.get("change_id")) for side, found in
+                (("incremental", incremental), ("refreshed", refreshed))}
+        differences = [
+            {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+            for a, b in zip(rows["incremental"], rows["refreshed"], strict=False) if a != b
+        ]
+        assert (len(rows["incremental"]), differences) == (len(rows["refreshed"]), []), table
     assert observe(part) == observed[-1]
