@@ -223,10 +223,10 @@ def test_add_table_writes_config_line_models_and_yml(project, first_build):
 )
 def test_add_table_rejects_a_type_spark_does_not_have(tmp_path, capsys, text, message):
     # checked when add-table runs, before anything is written
-    from cdc_lake.tables import add_subcommand
+    from cdc_lake.cli.add_table import register
 
     parser = argparse.ArgumentParser()
-    add_subcommand(parser.add_subparsers())
+    register(parser.add_subparsers())
     args = parser.parse_args(["add-table", "shop", "payments", "--column-types", text, "--no-lake",
                               "--project-dir", str(tmp_path)])
     assert args.func(args) == 2

@@ -237,7 +237,7 @@ def spark_is_gone() -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
-    """`cdc-lake build` (see the module docstring)."""
+    """`cdc-lake build` (see the module docstring; its parser: cdc_lake.cli.build)."""
     from cdc_lake.env import PROJECT_DIR
     from cdc_lake.hook import dbt_target
 
@@ -272,33 +272,3 @@ def main(args: argparse.Namespace) -> int:
         upkeep = Upkeep(args.upkeep_every, args.expire_args, lake_dir() / f"upkeep-{model_schema()}.last")
     return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep,
                     latest_max_files=args.latest_max_files).run()
-
-
-def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register `build` on the `cdc-lake` subparsers."""
-    parser = sub.add_parser(
-        "build",
-        help="dbt build, once or on a schedule, in one process whose Spark session stays warm",
-        description=(
-            "Run `dbt build` in this process: once, or with --every S again S seconds after each "
-            "start (at once when a build took longer), until SIGTERM/Ctrl-C (after the build under "
-            "way) or --times N builds. Later builds reuse the process's Spark session, warm, so a "
-            "schedule pays for the data, not for a JVM start. Each build takes the lake's dbt turn. "
-            "Arguments after `--` go to dbt build (e.g. -- --select cdc_history+)."
-        ),
-    )
-    parser.add_argument("--every", type=float, metavar="S", help="seconds between build starts (default: once)")
-    parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
-    parser.add_argument("--upkeep-every", type=float, metavar="S",
-                        help="after a build, run cdc_compact and cdc_expire_snapshots when the last ran S "
-                             "seconds ago or more, and cdc_compact_latest after the other builds")
-    parser.add_argument("--latest-max-files", type=int, metavar="N",
-                        help="with --upkeep-every: cdc_compact_latest compacts cdc_history's latest versions "
-                             "once they hold more than N data and delete files (default: the macro's, 2)")
-    parser.add_argument("--expire-args", metavar="YAML",
-                        help="the upkeep's cdc_expire_snapshots arguments, as dbt's --args (default: its own)")
-    parser.add_argument("--log", metavar="FILE",
-                        help="append each build's start and end (and each upkeep) as JSON lines")
-    parser.add_argument("--project-dir", help="the dbt project (default: this folder if it has one, else the checkout)")
-    parser.add_argument("dbt_args", nargs=argparse.REMAINDER, help="dbt build's own arguments, after --")
-    parser.set_defaults(func=main)

@@ -187,7 +187,8 @@ def error_text(exc: Exception) -> str:
     return text.split(";\n'", 1)[0].strip()
 
 
-def _sql(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    """`cdc-lake sql` (its parser: cdc_lake.cli.sql)."""
     from cdc_lake.spark import get_spark
 
     if args.execute is not None and args.file is not None:
@@ -208,27 +209,3 @@ def _sql(args: argparse.Namespace) -> int:
     if script is not None:
         return shell.run_script(script)
     return shell.interactive()
-
-
-def add_subcommand(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "sql",
-        help="Spark SQL on the lake: an interactive shell, or -e/-f for statements",
-        description=(
-            "Run Spark SQL on the lake with the `local` target's Spark settings (profiles/profiles.yml): "
-            "interactively (statements end with ';', Ctrl-D quits), or the statements of -e TEXT or "
-            "-f FILE ('-' reads standard input), stopping at the first error (exit 1). The current "
-            "database is the models' schema ($CDC_LAKE_SCHEMA, default cdc_lake). Reading a table "
-            "never runs a model: use it rather than `dbt show` on incremental models. It may run "
-            "while `dbt build` and landings run."
-        ),
-    )
-    parser.add_argument("-e", "--execute", metavar="SQL", help="statements to run (';' between them)")
-    parser.add_argument("-f", "--file", metavar="FILE", help="a file of statements; '-' reads standard input")
-    parser.add_argument(
-        "--output", choices=OUTPUTS, default="table",
-        help="table (default), tsv (tab-separated, a header line, NULL for null), json (one object per row)",
-    )
-    parser.add_argument("--max-rows", type=int, default=1000, help="rows printed per result (table, tsv)")
-    parser.add_argument("--max-width", type=int, default=80, help="characters per cell before it is cut (table)")
-    parser.set_defaults(func=_sql)

@@ -374,7 +374,8 @@ def add_table(
     return AddTableResult(seed_changed, written, columns)
 
 
-def _run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    """`cdc-lake add-table` (its parser: cdc_lake.cli.add_table)."""
     try:
         overrides = parse_column_types(args.column_types) if args.column_types is not None else None
         result = add_table(
@@ -397,30 +398,3 @@ def _run(args: argparse.Namespace) -> int:
         print(f"  {len(result.columns)} source columns documented")
     print("next: dbt build")
     return 0
-
-
-def add_subcommand(sub: argparse._SubParsersAction) -> None:
-    """Register `cdc-lake add-table` on the CLI's subparsers."""
-    add = sub.add_parser(
-        "add-table",
-        help="expose a source table as typed dbt models (<database>__<table>_current and _history)",
-        description=(
-            "List DATABASE.TABLE in seeds/cdc_tables.csv and write its two typed models into "
-            "models/marts/tables/ (one line each, calling the typed_current / typed_history macros) with "
-            "their yml (descriptions and tests). The models find their columns at build time; the yml "
-            "lists them when the lake already knows the table, so run the command again after a build to "
-            "document new columns. Then run `dbt build`. Running it twice changes nothing."
-        ),
-    )
-    add.add_argument("database", metavar="DATABASE", help="source database (MySQL schema), as in database_name")
-    add.add_argument("table", metavar="TABLE", help="source table, as in table_name")
-    add.add_argument(
-        "--column-types",
-        metavar="COL:TYPE;...",
-        help="Spark types that replace the mapped ones, e.g. 'amount:decimal(12,2);is_active:boolean'",
-    )
-    add.add_argument("--project-dir", default=str(PROJECT_DIR), help="dbt project folder (default: this checkout)")
-    add.add_argument(
-        "--no-lake", action="store_true", help="do not start Spark to read the table's columns from the lake"
-    )
-    add.set_defaults(func=_run)

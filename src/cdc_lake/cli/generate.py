@@ -1,4 +1,4 @@
-"""The `cdc-lake generate` subcommand."""
+"""`cdc-lake generate`: the one place the product exposes the workload simulator (cdc_lake.generator)."""
 
 from __future__ import annotations
 
@@ -60,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register `generate` on the `cdc-lake` subparsers."""
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "generate",
         help="simulate a MySQL/Lindorm workload and write it as Kafka records of all five formats",

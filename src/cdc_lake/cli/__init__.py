@@ -1,0 +1,48 @@
+"""`cdc-lake`: the project's command line (landing Kafka dumps, SQL on the lake, the metastore server,
+a local cluster, verifying the lake against the source database; more join here).
+
+Every subcommand is a module of this package with `register(subparsers)`, which adds the
+subcommand's parser and sets its handler (`func`: parsed arguments in, exit status out). The handler
+is in the module, or beside the code it drives (`build_loop.main`, `tables.main`, `sql_shell.main`).
+This module only assembles them, in COMMANDS' order (the order of `cdc-lake --help`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cdc_lake.cli import (
+    add_table,
+    build,
+    cluster,
+    consume,
+    generate,
+    kafka,
+    land,
+    metastore,
+    sql,
+    unland,
+    verify,
+)
+from cdc_lake.cli.land import EXIT_BAD_LINES, EXIT_CONFLICTS, EXIT_WRONG_FORMAT
+
+__all__ = ["COMMANDS", "EXIT_BAD_LINES", "EXIT_CONFLICTS", "EXIT_WRONG_FORMAT", "build_parser", "main"]
+
+COMMANDS = (land, unland, consume, build, generate, add_table, sql, metastore, verify, kafka, cluster)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cdc-lake",
+        description="Land Kafka CDC records into the lake that the cdc_lake dbt project builds on.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+

@@ -1,0 +1,76 @@
+"""`cdc-lake unland`: remove records landed by mistake from a raw table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from cdc_lake.cli.land import TARGETS
+from cdc_lake.formats import FORMATS
+
+
+def run(args: argparse.Namespace) -> int:
+    from cdc_lake.landing import Selection, raw_table
+
+    selection = Selection(
+        args.format, args.topic, args.partition, args.from_offset, args.to_offset, args.topic_incarnation
+    )
+    if args.target == "thrift":
+        from cdc_lake.thrift import ThriftTarget, connect
+
+        target = ThriftTarget.from_profile()
+        try:
+            conn = connect(target)
+        except Exception as exc:  # noqa: BLE001 - thrift/SASL raise many types; all mean "not reached"
+            print(f"cannot reach the Spark Thrift Server {target}: {exc}", file=sys.stderr)
+            return 1
+        try:
+            cursor = conn.cursor()
+            cursor.execute(selection.count_sql())
+            removed = int(cursor.fetchall()[0][0])
+            if removed:
+                cursor.execute(selection.delete_sql())
+        finally:
+            conn.close()
+    else:
+        from cdc_lake.landing import unland
+        from cdc_lake.spark import get_spark
+
+        removed = unland(get_spark("cdc-lake unland"), selection)
+    if not removed:
+        print(f"cdc-lake unland: no landed record of {raw_table(args.format)} matches {selection.where()}",
+              file=sys.stderr)
+        return 1
+    print(f"removed {removed} records from {raw_table(args.format)} where {selection.where()}")
+    print(
+        "The models built from them still hold what they became; rebuild the models of this format from "
+        "the raw tables (the other formats' parsed tables are kept):\n"
+        f"  dbt build --full-refresh --select base_{args.format}__messages+"
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    unland_parser = sub.add_parser(
+        "unland",
+        help="remove landed records (landed by mistake) from the raw table of a format",
+        description=(
+            "Delete the records of one topic (optionally one partition, an inclusive offset range, one "
+            "topic incarnation) from the raw table of FORMAT, in one Iceberg commit. The models keep what "
+            "they built from those records until the format's models are rebuilt: the command prints "
+            "the `dbt build --full-refresh --select base_<format>__messages+` to run next. Exit 1 when "
+            "nothing matches."
+        ),
+    )
+    unland_parser.add_argument("--format", required=True, choices=FORMATS)
+    unland_parser.add_argument("--topic", required=True)
+    unland_parser.add_argument("--partition", type=int)
+    unland_parser.add_argument("--from-offset", type=int, help="first offset to remove (inclusive)")
+    unland_parser.add_argument("--to-offset", type=int, help="last offset to remove (inclusive)")
+    unland_parser.add_argument("--topic-incarnation", type=int, metavar="N", help="only this incarnation")
+    unland_parser.add_argument(
+        "--target", choices=TARGETS, default=os.environ.get("CDC_LAKE_TARGET", "local"),
+        help="dbt target whose lake holds the records (default: $CDC_LAKE_TARGET, else local)",
+    )
+    unland_parser.set_defaults(func=run)
