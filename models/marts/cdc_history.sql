@@ -4,7 +4,6 @@
         incremental_strategy='merge',
         unique_key='version_id',
         merge_action_column='merge_action',
-        on_schema_change='append_new_columns',
         tblproperties=cdc_merge_on_read(),
         partition_by=['is_latest'],
     )
