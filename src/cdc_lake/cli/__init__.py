@@ -4,7 +4,8 @@ a local cluster, verifying the lake against the source database; more join here)
 Every subcommand is a module of this package with `register(subparsers)`, which adds the
 subcommand's parser and sets its handler (`func`: parsed arguments in, exit status out). The handler
 is in the module, or beside the code it drives (`build_loop.main`, `tables.main`, `sql_shell.main`).
-This module only assembles them, in COMMANDS' order (the order of `cdc-lake --help`).
+This module only assembles them, in COMMANDS' order (the order of `cdc-lake --help`); `target`
+decides whether a command runs on the embedded Spark session or on a Spark Thrift Server.
 """
 
 from __future__ import annotations

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from cdc_lake.cli.target import add_target_argument, on_target
 from cdc_lake.formats import FORMATS
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from cdc_lake.landing import LandingReport
 
 EXIT_BAD_LINES = 3
 EXIT_WRONG_FORMAT = 4
 EXIT_CONFLICTS = 5
-TARGETS = ("local", "thrift")
 
 
 def _land_plan(args: argparse.Namespace) -> dict[str, list[str]] | str:
@@ -66,28 +68,20 @@ def run(args: argparse.Namespace) -> int:
         "progress": sys.stderr,
         "incarnation": args.topic_incarnation,
     }
-    reports = []
-    if args.target == "thrift":
-        from cdc_lake.landing import land_over_thrift
-        from cdc_lake.thrift import ThriftTarget, connect
 
-        target = ThriftTarget.from_profile()
-        try:
-            conn = connect(target)
-        except Exception as exc:  # noqa: BLE001 - thrift/SASL raise many types; all mean "not reached"
-            print(f"cannot reach the Spark Thrift Server {target}: {exc}", file=sys.stderr)
-            return 1
-        try:
-            for fmt, paths in plan.items():
-                reports.append(land_over_thrift(conn.cursor(), fmt, paths, **options))
-        finally:
-            conn.close()
-    else:
+    def land_here(spark: SparkSession) -> list[LandingReport]:
         from cdc_lake.landing import land
-        from cdc_lake.spark import get_spark
 
-        spark = get_spark("cdc-lake land")  # one JVM for every format of the command
-        reports = [land(spark, fmt, paths, **options) for fmt, paths in plan.items()]
+        return [land(spark, fmt, paths, **options) for fmt, paths in plan.items()]  # one JVM for every format
+
+    def land_there(conn: Any) -> list[LandingReport]:
+        from cdc_lake.landing import land_over_thrift
+
+        return [land_over_thrift(conn.cursor(), fmt, paths, **options) for fmt, paths in plan.items()]
+
+    reports = on_target(args.target, "cdc-lake land", local=land_here, thrift=land_there)
+    if reports is None:
+        return 1
     code = 0
     for report in reports:
         for bad in report.bad_lines[: args.max_errors]:
@@ -165,15 +159,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "kafka_topic_incarnation, part of the landing identity)"
         ),
     )
-    land.add_argument(
-        "--target",
-        choices=TARGETS,
-        default=os.environ.get("CDC_LAKE_TARGET", "local"),
-        help=(
-            "dbt target whose lake receives the records: `local` opens the embedded lake in "
-            "CDC_LAKE_DIR; `thrift` sends them to the Spark Thrift Server of the `thrift` target "
-            "(CDC_LAKE_THRIFT_HOST/PORT/USER/AUTH) as INSERT batches plus one MERGE "
-            "(default: $CDC_LAKE_TARGET, else local)"
-        ),
+    add_target_argument(
+        land,
+        "dbt target whose lake receives the records: `local` opens the embedded lake in "
+        "CDC_LAKE_DIR; `thrift` sends them to the Spark Thrift Server of the `thrift` target "
+        "(CDC_LAKE_THRIFT_HOST/PORT/USER/AUTH) as INSERT batches plus one MERGE "
+        "(default: $CDC_LAKE_TARGET, else local)",
     )
     land.set_defaults(func=run)

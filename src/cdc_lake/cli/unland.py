@@ -3,41 +3,33 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from typing import Any
 
-from cdc_lake.cli.land import TARGETS
+from cdc_lake.cli.target import add_target_argument, on_target
 from cdc_lake.formats import FORMATS
 
 
 def run(args: argparse.Namespace) -> int:
-    from cdc_lake.landing import Selection, raw_table
+    from cdc_lake.landing import Selection, raw_table, unland
 
     selection = Selection(
         args.format, args.topic, args.partition, args.from_offset, args.to_offset, args.topic_incarnation
     )
-    if args.target == "thrift":
-        from cdc_lake.thrift import ThriftTarget, connect
 
-        target = ThriftTarget.from_profile()
-        try:
-            conn = connect(target)
-        except Exception as exc:  # noqa: BLE001 - thrift/SASL raise many types; all mean "not reached"
-            print(f"cannot reach the Spark Thrift Server {target}: {exc}", file=sys.stderr)
-            return 1
-        try:
-            cursor = conn.cursor()
-            cursor.execute(selection.count_sql())
-            removed = int(cursor.fetchall()[0][0])
-            if removed:
-                cursor.execute(selection.delete_sql())
-        finally:
-            conn.close()
-    else:
-        from cdc_lake.landing import unland
-        from cdc_lake.spark import get_spark
+    def count_and_delete(conn: Any) -> int:
+        cursor = conn.cursor()
+        cursor.execute(selection.count_sql())
+        removed = int(cursor.fetchall()[0][0])
+        if removed:
+            cursor.execute(selection.delete_sql())
+        return removed
 
-        removed = unland(get_spark("cdc-lake unland"), selection)
+    removed = on_target(
+        args.target, "cdc-lake unland", local=lambda spark: unland(spark, selection), thrift=count_and_delete
+    )
+    if removed is None:
+        return 1
     if not removed:
         print(f"cdc-lake unland: no landed record of {raw_table(args.format)} matches {selection.where()}",
               file=sys.stderr)
@@ -69,8 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     unland_parser.add_argument("--from-offset", type=int, help="first offset to remove (inclusive)")
     unland_parser.add_argument("--to-offset", type=int, help="last offset to remove (inclusive)")
     unland_parser.add_argument("--topic-incarnation", type=int, metavar="N", help="only this incarnation")
-    unland_parser.add_argument(
-        "--target", choices=TARGETS, default=os.environ.get("CDC_LAKE_TARGET", "local"),
-        help="dbt target whose lake holds the records (default: $CDC_LAKE_TARGET, else local)",
+    add_target_argument(
+        unland_parser, "dbt target whose lake holds the records (default: $CDC_LAKE_TARGET, else local)"
     )
     unland_parser.set_defaults(func=run)
