@@ -300,3 +300,32 @@ def test_every_server_process_is_started_by_the_one_supervisor():
     assert spawning == ["servers/supervisor.py"]
     for server in (Daemon, LocalKafka, MetastoreServer, CanalServer, KafkaConnect, LocalMariaDB):
         assert issubclass(server, LocalServer), server
+
+
+RIG = ("cdc_lake.testing", "cdc_lake.bench", "cdc_lake.generator")
+
+# Product modules that may import part of the rig: module -> (the part, why).
+RIG_IMPORTS = {
+    "cdc_lake.cli.generate": ("cdc_lake.generator", "`cdc-lake generate` is the CLI's door to the workload simulator"),
+}
+
+
+def test_the_product_never_imports_the_test_rig():
+    """The product (every cdc_lake module outside testing/, bench/ and generator/; servers/ is product)
+    imports none of the rig, at module level or inside a function, however spelt (`import
+    cdc_lake.testing.x`, `from cdc_lake import bench`, relative): the product must run without it."""
+
+    def part_of(module: str, package: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    graph = module_imports()
+    product = {name: imported for name, imported in graph.items() if not any(part_of(name, r) for r in RIG)}
+    assert {"cdc_lake.cli", "cdc_lake.servers.supervisor", *RIG_IMPORTS} <= set(product), sorted(product)
+    found = {name: sorted(m for m in imported if any(part_of(m, r) for r in RIG)) for name, imported in product.items()}
+    wrong = {
+        name: [m for m in rig if name not in RIG_IMPORTS or not part_of(m, RIG_IMPORTS[name][0])]
+        for name, rig in found.items()
+    }
+    assert {name: rig for name, rig in wrong.items() if rig} == {}, "product modules that import the test rig"
+    stale = sorted(name for name in RIG_IMPORTS if not found[name])
+    assert stale == [], "exceptions that no longer apply"
