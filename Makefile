@@ -82,7 +82,7 @@ unit-test: $(STAMP)
 	$(BIN)/dbt test --select test_type:unit
 
 
-# A Spark standalone master + worker + Thrift Server on 127.0.0.1 (see README "Run on a cluster");
+# A Spark standalone master + worker + Thrift Server on 127.0.0.1 (see docs/cluster.md);
 # state in CDC_LAKE_CLUSTER_DIR (default .lake-cluster/). Then: CDC_LAKE_TARGET=thrift dbt build.
 cluster-start: $(STAMP)
 	$(BIN)/cdc-lake cluster start

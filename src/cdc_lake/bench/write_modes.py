@@ -3,7 +3,8 @@
 A table shaped like cdc_current (a text key, an image map, a few scalars) of `rows` rows, once per
 Iceberg write mode; each repetition puts the table back to its loaded snapshot, MERGEs 1 % of
 its keys (scattered over the key space, as CDC updates are) with new images, then reads the whole
-table back (the cost merge-on-read moves to readers). The README's choice rests on these figures.
+table back (the cost merge-on-read moves to readers). The choice in docs/design_choices.md ("Iceberg
+and dbt choices") rests on these figures.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The end-to-end tests' truth about MariaDB's values: what cdc_lake's canonical text and typed
-views should hold for a value MariaDB's own `SELECT` returned (docs/canonical_values.md, README
-"Types"), and comparisons of row multisets that tolerate what a format cannot carry exactly.
+views should hold for a value MariaDB's own `SELECT` returned (docs/canonical_values.md,
+docs/design_choices.md "Types"), and comparisons of row multisets that tolerate what a format cannot
+carry exactly.
 Shared by the Debezium and the Canal end-to-end tests."""
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def canonical(value: Any, data_type: str) -> str | None:
 
 
 def typed_truth(value: Any, data_type: str) -> Any:
-    """A MariaDB value as the typed view should hold it (README "Types")."""
+    """A MariaDB value as the typed view should hold it (docs/design_choices.md "Types")."""
     if value is None:
         return None
     if data_type == "bit":
