@@ -136,7 +136,9 @@ completed as (
             map_contains_key(coalesce(before_decoded, map()), dbz_c) and not array_contains(before_unavailable, dbz_c)
         )) as after_unknown,
         case
-            when payload.op = 'd' and payload.source.connector = 'postgresql' and {{ key_only_image('before_sent', 'key_columns') }}
+            when
+                payload.op = 'd' and payload.source.connector = 'postgresql'
+                and {{ key_only_image('before_sent', 'key_columns') }}
                 then array_sort(filter(map_keys(before_sent), dbz_c -> not array_contains(key_columns, dbz_c)))
             else before_unavailable
         end as before_unknown
