@@ -204,7 +204,9 @@ def observe(part: Lake) -> tuple[dict, list[tuple]]:
     history = sorted(
         (r["database_name"], r["table_name"], r["row_key"], json.dumps(r["image"], sort_keys=True),
          r["valid_from"], r["valid_to"])
-        for r in part.rows("select database_name, table_name, row_key, image, valid_from, valid_to from {schema}.cdc_history")
+        for r in part.rows(
+            "select database_name, table_name, row_key, image, valid_from, valid_to from {schema}.cdc_history"
+        )
     )
     return current, history
 
@@ -273,8 +275,10 @@ def test_full_refresh_gives_the_same_tables(batches, batched_lake):
     part, observed = batches
     incremental, refreshed = batched_lake.full_refresh(__name__)
     for table in incremental:
-        rows = {side: sorted((json.loads(r) for r in found[table]), key=lambda v: v.get("version_id") or v.get("change_id")) for side, found in
-                (("incremental", incremental), ("refreshed", refreshed))}
+        rows = {
+            side: sorted((json.loads(r) for r in found[table]), key=lambda v: v.get("version_id") or v.get("change_id"))
+            for side, found in (("incremental", incremental), ("refreshed", refreshed))
+        }
         differences = [
             {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
             for a, b in zip(rows["incremental"], rows["refreshed"], strict=False) if a != b
