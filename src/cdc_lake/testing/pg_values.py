@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from cdc_lake.testing.mysql_values import float32, java_text
 
@@ -244,9 +245,10 @@ def parse_hstore(text: str) -> dict[str, str | None]:
 
 
 def hstore_text(text: str) -> str:
-    """PROVISIONAL: a compact JSON object of the pairs, keys sorted (Debezium's default
-    hstore.handling.mode=json sends one, in no promised order)."""
-    return json.dumps(dict(sorted(parse_hstore(text).items())), ensure_ascii=False, separators=(",", ":"))
+    """PROVISIONAL: a JSON object of the pairs as the lake prints JSON (MySQL's style: `", "` and
+    `": "` between items), in hstore's own key order (length, then bytes: MySQL's JSON order too).
+    Debezium's default hstore.handling.mode=json sends one."""
+    return json.dumps(parse_hstore(text), ensure_ascii=False, separators=(", ", ": "))
 
 
 # ----------------------------------------------------------------------------- the rule per type
@@ -320,14 +322,25 @@ def cannot_carry(text: str | None, pg_type: PgType, settings: Mapping[str, str])
 
 
 def carried(text: str | None, pg_type: PgType, settings: Mapping[str, str]) -> str | None:
-    """A value as a Debezium setting can carry it exactly (the documented tolerances, applied to the
-    truth, never to the lake): time.precision.mode=connect keeps milliseconds of time and
-    timestamp (not timestamptz, a ZonedTimestamp text, nor timetz)."""
-    if text is None or settings.get("time.precision.mode") != "connect":
-        return text
+    """A value as a Debezium setting carries it (the documented tolerances, applied to the truth,
+    never to the lake), measured in pytests/fixtures/postgres/:
+    - time.precision.mode=connect keeps milliseconds of time and timestamp (not of timestamptz, a
+      ZonedTimestamp text, nor of timetz);
+    - money goes through a Java double in precise mode (the Decimal's unscaled value is the
+      double's shortest decimal at scale 2: -92233720368547758.08 arrives as -92233720368547760.00);
+    - an unconstrained numeric in precise mode arrives with its trailing fraction zeros dropped
+      (VariableScaleDecimal's scale is the stripped value's: ...890 at scale 30 arrives at scale 29)."""
+    if text is None:
+        return None
     base = pg_type.base
-    if base in ("time without time zone", "timestamp without time zone"):
+    decimals = settings.get("decimal.handling.mode", "precise")
+    if settings.get("time.precision.mode") == "connect" and base in (
+            "time without time zone", "timestamp without time zone"):
         return re.sub(r"\.(\d{1,3})\d*", lambda m: "." + m[1], text)
+    if base == "money" and decimals == "precise":
+        return str(Decimal(repr(float(text))).quantize(Decimal("0.01")))
+    if base == "numeric" and pg_type.name == "numeric" and decimals == "precise" and "." in text:
+        return text.rstrip("0").rstrip(".")
     return text
 
 
