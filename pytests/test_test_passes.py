@@ -1,6 +1,8 @@
 """A scheduled build pays for what changed (issue 40): a data test that passed is not run again
 until its SQL or a relation it reads changes (macros/tests/test_passes.sql), and a seed whose CSV did
-not change is not reloaded (macros/materializations/spark__reset_csv_table.sql).
+not change is not reloaded (macros/materializations/spark__reset_csv_table.sql). The shortcuts are
+visible and undone (issue 70): each build's output counts them, var `cdc_reuse_passes: false` and
+`dbt run-operation cdc_forget_passes` run everything again.
 
 The truth here is the lake itself: damage written into a table after a pass must still fail the next
 build, however the skip is computed.
@@ -8,7 +10,10 @@ build, however the skip is computed.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,42 @@ def outcomes(lake: Any, build: Any) -> dict[str, tuple[str, bool, list[str]]]:
     return found
 
 
+def printed_dbt(lake: Any, *args: str, expect_success: bool = True) -> tuple[Any, str]:
+    """A dbt command and what it printed: dbt's console log writes to the `sys.stdout` of the time
+    each invocation starts, so this is a plain `dbt build`'s output."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = lake.dbt(*args, expect_success=expect_success)
+    return result, printed.getvalue()
+
+
+SHORTCUTS = re.compile(
+    r"cdc_lake: (\d+) of (\d+) data tests answered from a recorded pass \(SQL and inputs unchanged\), "
+    r"(\d+) of (\d+) seeds kept as loaded.*cdc_reuse_passes: false.*cdc_forget_passes"
+)
+
+
+def shortcuts(printed: str) -> tuple[int, int, int, int]:
+    """The one line a build or test ends with (macro report_shortcuts): tests answered from a
+    recorded pass, tests, seeds kept as loaded, seeds."""
+    [line] = SHORTCUTS.findall(printed)
+    answered, tests, kept, seeds = map(int, line)
+    return answered, tests, kept, seeds
+
+
+def records(lake: Any) -> dict[str, set[str]]:
+    """Every `cdc_lake.*` table property of the lake's schema but the views' SQL hash, by table:
+    what a build records to skip work (docs/table_properties.md)."""
+    found: dict[str, set[str]] = {}
+    for table in lake.rows("show tables in {schema}"):
+        if table["isTemporary"]:
+            continue
+        for prop in lake.rows(f"show tblproperties {{schema}}.{table['tableName']}"):
+            if prop["key"].startswith("cdc_lake.") and prop["key"] != "cdc_lake.view_sql_hash":
+                found.setdefault(table["tableName"], set()).add(prop["key"].split(".")[1])
+    return found
+
+
 def build_cache(lake: Any) -> dict[str, str]:
     """Every entry of the lake's build cache (its table properties)."""
     return {r["key"]: r["value"] for r in lake.rows("show tblproperties {schema}.cdc_build_cache")}
@@ -62,15 +103,17 @@ SELECT = ("--select", "+cdc_history+", "resource_type:seed", "--exclude", "marts
 def builds(lake):
     lake.land("canal_flat", kcat_lines(CHANGES, topic=TOPIC))
     lake.check_all = False  # what a schedule runs
-    first = outcomes(lake, lake.dbt("build", *SELECT))
+    first_build, first_printed = printed_dbt(lake, "build", *SELECT)
+    first = outcomes(lake, first_build)
     passes = recorded_passes(lake)
     seed_snapshot = lake.snapshot_id("cdc_tables")
-    second = outcomes(lake, lake.dbt("build", *SELECT))
-    return lake, first, passes, seed_snapshot, second
+    second_build, second_printed = printed_dbt(lake, "build", *SELECT)
+    second = outcomes(lake, second_build)
+    return lake, first, passes, seed_snapshot, second, (first_printed, second_printed)
 
 
 def test_every_passed_data_test_is_recorded_and_skipped_while_nothing_changes(builds):
-    lake, first, passes, _, second = builds
+    lake, first, passes, _, second, _ = builds
     assert first and all(status == "pass" and not skip for status, skip, _ in first.values())
     assert set(passes) == {f"cdc_lake.pass.{test_id}" for test_id in first}
     assert set(second) == set(first)
@@ -79,7 +122,7 @@ def test_every_passed_data_test_is_recorded_and_skipped_while_nothing_changes(bu
 
 
 def test_an_unchanged_seed_is_not_reloaded(builds):
-    lake, _, _, seed_snapshot, _ = builds
+    lake, _, _, seed_snapshot, _, _ = builds
     assert seed_snapshot is not None and lake.snapshot_id("cdc_tables") == seed_snapshot
     assert lake.count("cdc_tables") > 0
 
@@ -135,6 +178,45 @@ def test_a_batch_counts_its_tested_keys_once_and_a_build_with_nothing_new_reads_
     # the tests' SQL is the broadcast form again: they run once and record passes of that SQL
     lake.dbt("build", *SELECT)
     assert "broadcast(cdc_batch_keys)" in replay_sql()
+
+
+SEEDS = 2  # cdc_tables, mysql_spark_types
+
+
+def test_a_build_says_how_many_tests_it_answered_from_passes_and_seeds_it_kept(builds):
+    _, first, _, _, second, (first_printed, second_printed) = builds
+    # a fresh lake: every test ran, every seed was loaded
+    assert shortcuts(first_printed) == (0, len(first), 0, SEEDS)
+    # nothing new: every test answered from its pass, every seed kept
+    assert len(second) > 0 and shortcuts(second_printed) == (len(second), len(second), SEEDS, SEEDS)
+
+
+def test_reuse_passes_false_runs_every_test_and_reloads_every_seed(builds):
+    lake = builds[0]
+    seed_snapshot = lake.snapshot_id("cdc_tables")
+    build, printed = printed_dbt(lake, "build", *SELECT, "--vars", "{cdc_reuse_passes: false}")
+    ran = outcomes(lake, build)
+    assert ran and all(status == "pass" and not skip for status, skip, _ in ran.values())
+    assert shortcuts(printed) == (0, len(ran), 0, SEEDS)
+    assert lake.snapshot_id("cdc_tables") != seed_snapshot and lake.count("cdc_tables") > 0
+
+
+def test_forget_passes_then_a_build_runs_every_test_and_reloads_every_seed(builds):
+    lake = builds[0]
+    before = records(lake)
+    assert {"pass", "views", "tested_key_counts", "batch_floor"} <= before["cdc_build_cache"], before
+    assert before["cdc_tables"] == {"seed_load"} and before["cdc_history"] == {"tested_batch"}, before
+    _, printed = printed_dbt(lake, "run-operation", "cdc_forget_passes")
+    assert "cdc_forget_passes: forgot " in printed and "cdc_lake.pass" in printed, printed
+    assert records(lake) == {}  # every record forgotten, on every table
+    seed_snapshot = lake.snapshot_id("cdc_tables")
+    build, printed = printed_dbt(lake, "build", *SELECT)
+    ran = outcomes(lake, build)
+    assert ran and all(status == "pass" and not skip for status, skip, _ in ran.values())
+    assert shortcuts(printed) == (0, len(ran), 0, SEEDS)
+    assert lake.snapshot_id("cdc_tables") != seed_snapshot
+    # and it recorded them anew
+    assert set(recorded_passes(lake)) == {f"cdc_lake.pass.{test_id}" for test_id in ran}
 
 
 def test_damage_after_a_pass_fails_the_next_build_and_only_its_readers_run(builds):

@@ -3,10 +3,9 @@
         In session mode dbt-spark pastes bindings into the SQL unescaped: a quote in a seed broke
         the insert and an empty cell became the text 'None'. Here an empty cell is null and quotes
         and backslashes are escaped, so a seed holds any text. A seed table spark__reset_csv_table
-        kept (already loaded from this CSV) gets no rows; a loaded one records what it was loaded
-        from (record_seed_load). -#}
-    {%- set existing = load_relation(this) -%}
-    {%- if existing is not none and seed_is_loaded(model, existing) -%}
+        kept (already loaded from this CSV: kept_seeds) gets no rows; a loaded one records what it
+        was loaded from (record_seed_load). -#}
+    {%- if model.unique_id in kept_seeds() -%}
         {{ return('') }}
     {%- endif -%}
     {%- set batch_size = get_batch_size() -%}

@@ -3,8 +3,11 @@
         metastore writes, a new Iceberg snapshot, and so every data test of every model that reads
         the seed runs again. Here a seed table that still holds what this CSV loaded last time
         (seed_is_loaded) is kept as it is, and spark__load_csv_rows then inserts nothing.
-        `--full-refresh` always re-creates. -#}
-    {%- if not full_refresh and seed_is_loaded(model, old_relation) -%}
+        `--full-refresh` always re-creates, and so does var `cdc_reuse_passes` false (reuse_passes).
+        A kept seed is noted in the invocation's memo (kept_seeds) for spark__load_csv_rows and for
+        the line report_shortcuts prints. -#}
+    {%- if not full_refresh and reuse_passes() and seed_is_loaded(model, old_relation) -%}
+        {%- do kept_seeds().update({model.unique_id: true}) -%}
         {{ return('') }}
     {%- endif -%}
     {%- if old_relation -%}

@@ -6,11 +6,14 @@
         1.5-2.4 s of every build with nothing landed). A test that runs leaves its fingerprint,
         and for a test cut to a batch the views it reads (test_view_versions), in the
         invocation's memo (pending_test_passes) for record_test_passes, which keeps them if the
-        test passes or warns. -#}
+        test passes or warns. A test answered so is noted in the memo (answered_tests) for the
+        line report_shortcuts prints; with var `cdc_reuse_passes` false every test runs (and
+        records its pass anew). -#}
     {%- set fingerprint = test_fingerprint(main_sql, fail_calc, warn_if, error_if) -%}
     {%- set last = (last_test_pass(model.unique_id) or '').split(' ') -%}
-    {%- if fingerprint is not none and fingerprint == last[0] -%}
+    {%- if fingerprint is not none and fingerprint == last[0] and reuse_passes() -%}
         {%- set failures = last[1] | int if last | length > 1 else 0 -%}
+        {%- do answered_tests().update({model.unique_id: fingerprint}) -%}
         select
             {{ failures }} as failures,
             {{ failures }} {{ warn_if }} as should_warn,
@@ -130,5 +133,57 @@
         {%- endif -%}
     {%- endfor -%}
     {%- do build_cache_put(entries) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro reuse_passes() %}
+    {#- Whether this invocation may take the two shortcuts of a build on unchanged inputs: answer a
+        data test from its recorded pass (spark__get_test_sql) and keep a seed table as loaded
+        (spark__reset_csv_table). Var `cdc_reuse_passes` (default true); false runs every data
+        test and reloads every seed, and records what it sees anew. -#}
+    {{ return(var('cdc_reuse_passes') | string | lower != 'false') }}
+{% endmacro %}
+
+
+{% macro answered_tests() %}
+    {#- test id -> fingerprint of the data tests this invocation answered from their recorded pass,
+        without a query (spark__get_test_sql), in the invocation's memo (build_memo). -#}
+    {{ return(build_memo().setdefault('answered_tests', {})) }}
+{% endmacro %}
+
+
+{% macro kept_seeds() %}
+    {#- seed id -> true for the seeds whose tables this invocation kept as loaded
+        (spark__reset_csv_table), in the invocation's memo (build_memo); spark__load_csv_rows
+        inserts nothing into them. -#}
+    {{ return(build_memo().setdefault('kept_seeds', {})) }}
+{% endmacro %}
+
+
+{% macro report_shortcuts(results) %}
+    {#- on-run-end: one info line of a `dbt build`, `dbt test` or `dbt retry` saying how many of its
+        data tests were answered from a recorded pass (answered_tests) and how many of its seeds
+        were kept as loaded (kept_seeds), and how to have them all run: a build that shows PASS
+        for a test it did not query says so where the user reads it. -#}
+    {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set counts = {'tests': 0, 'answered': 0, 'seeds': 0, 'kept': 0} -%}
+    {%- for result in results if result.status != 'skipped' -%}
+        {%- if result.node.resource_type == 'test' -%}
+            {%- do counts.update({'tests': counts['tests'] + 1,
+                                  'answered': counts['answered'] + (1 if result.node.unique_id in answered_tests() else 0)}) -%}
+        {%- elif result.node.resource_type == 'seed' -%}
+            {%- do counts.update({'seeds': counts['seeds'] + 1,
+                                  'kept': counts['kept'] + (1 if result.node.unique_id in kept_seeds() else 0)}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do log('cdc_lake: ' ~ counts['answered'] ~ ' of ' ~ counts['tests'] ~ ' data tests answered from a recorded pass'
+               ~ ' (SQL and inputs unchanged), ' ~ counts['kept'] ~ ' of ' ~ counts['seeds'] ~ ' seeds kept as loaded'
+               ~ ('' if reuse_passes() else ' (cdc_reuse_passes is false)')
+               ~ "; --vars '{cdc_reuse_passes: false}' runs every test and reloads every seed,"
+               ~ ' dbt run-operation cdc_forget_passes forgets every pass and batch record (docs/table_properties.md)',
+               info=true) -%}
     {{ return('') }}
 {% endmacro %}
