@@ -130,17 +130,35 @@ def test_postgres_positions_are_lsns(built):
     assert rows == [{"database_name": "postgres.inventory", "source_position": "lsn 34133800 row 0"}]
 
 
-def test_replica_identity_default_updates_and_deletes_are_rejected(built):
-    # Flink fails on these ("before" is null); here they go to the quarantine with the reason
-    changes = built.rows(f"select op from {{schema}}.cdc_changelog where kafka_topic = '{REPLICA_TOPIC}'")
-    assert sorted(c["op"] for c in changes) == ["c", "c"] + ["r"] * 9
+def test_replica_identity_default_updates_apply_their_after_image(built):
+    # Flink fails on an update whose "before" is null (REPLICA IDENTITY DEFAULT); here it is applied
+    # as its after image, in its place in the change log. The one delete without any before image
+    # (REPLICA IDENTITY NOTHING) names no row and goes to the quarantine with the reason.
+    changes = built.rows(
+        f"select op, before, after, row_key from {{schema}}.cdc_changelog where kafka_topic = '{REPLICA_TOPIC}'"
+    )
+    assert sorted(c["op"] for c in changes) == ["c", "c"] + ["r"] * 9 + ["u"] * 4
+    updates = [c for c in changes if c["op"] == "u"]
+    assert all(c["before"] is None and c["after"] for c in updates)
+    # a key whose last change is such an update holds that update's after image
+    mismatched = built.rows(
+        "select last.row_key from (select row_key, max_by(struct(op, after), change_order) as change "
+        f"from {{schema}}.cdc_changelog where kafka_topic = '{REPLICA_TOPIC}' group by row_key) as last "
+        "join {schema}.cdc_current as c on c.row_key = last.row_key "
+        "where last.change.op = 'u' and (c.is_deleted or to_json(array_sort(map_entries(c.image))) "
+        "!= to_json(array_sort(map_entries(last.change.after))))"
+    )
+    assert mismatched == []
+    assert built.rows(
+        "select count(*) as n from (select row_key, max_by(op, change_order) as op from {schema}.cdc_changelog "
+        f"where kafka_topic = '{REPLICA_TOPIC}' group by row_key) where op = 'u'"
+    )[0]["n"] > 0
     rejected = built.rows(
         "select reject_reason, count(*) as n from {schema}.cdc_rejected_messages "
         f"where kafka_topic = '{REPLICA_TOPIC}' group by reject_reason order by reject_reason"
     )
     assert rejected == [
-        {"reject_reason": "delete without before image (PostgreSQL: REPLICA IDENTITY is not FULL)", "n": 1},
-        {"reject_reason": "update without before image (PostgreSQL: REPLICA IDENTITY is not FULL)", "n": 4},
+        {"reject_reason": "delete without before image (PostgreSQL: REPLICA IDENTITY NOTHING)", "n": 1},
     ]
 
 
@@ -173,7 +191,7 @@ def test_nothing_is_lost(built):
     )
     by_topic = {r.pop("kafka_topic"): r for r in rows}
     assert by_topic[REPLICA_TOPIC] == {
-        "raw_records": 16, "dml_messages": 11, "control_messages": 0, "rejected_messages": 5,
+        "raw_records": 16, "dml_messages": 15, "control_messages": 0, "rejected_messages": 1,
         "unaccounted_records": 0,
     }
     for topic in FLINK_INPUTS:

@@ -183,13 +183,14 @@ def test_the_range_test_fails_on_each_corrupted_value(built):
     table = f"{built.schema}.cdc_changelog"
     rows = ", ".join(
         f"('x{key}', 'debezium', 'srv', 'num', 'corrupt', 'c', '{key}', map('id', '{key}'), false, null, "
-        f"map('id', '{key}', 'v', '{value}'), null, map('id', 'int', 'v', '{mysql_type}'), current_timestamp(), "
-        f"null, '0', null, null, 'corrupt', 0, {key}, 0, 0)"
+        f"map('id', '{key}', 'v', '{value}'), array(), null, map('id', 'int', 'v', '{mysql_type}'), "
+        f"current_timestamp(), null, '0', null, null, 'corrupt', 0, {key}, 0, 0)"
         for key, (value, mysql_type) in enumerate(CORRUPTED, start=1)
     )
     built.spark.sql(
         f"insert into {table} (change_id, source_format, source_system, database_name, table_name, op, row_key, "
-        "primary_key, is_keyless, before, after, changed_columns, column_types, commit_ts, capture_ts, change_order, "
+        "primary_key, is_keyless, before, after, unavailable_columns, changed_columns, column_types, commit_ts, "
+        "capture_ts, change_order, "
         f"source_position, gtid, kafka_topic, kafka_partition, kafka_offset, row_in_message, landing_seq) values {rows}"
     )
     try:
