@@ -37,11 +37,10 @@
 {%- endmacro %}
 
 
-{% macro unavailable_columns(sent_image, forms='unavailable_forms') %}
+{% macro unavailable_columns(sent_image, forms) %}
     {#- Sorted names of the columns of `sent_image` (a row image as sent, map<string,string>) whose
-        value is the connector's unavailable-value marker in one of its forms (`forms`, an
-        array<string> column holding unavailable_value_forms()); empty when none, null when the
-        image is null. -#}
+        value is the connector's unavailable-value marker in one of its forms (`forms`, SQL of an
+        array<string>: unavailable_value_forms()); empty when none, null when the image is null. -#}
     array_sort(map_keys(map_filter({{ sent_image }}, (uv_k, uv_v) -> array_contains({{ forms }}, uv_v))))
 {%- endmacro %}
 

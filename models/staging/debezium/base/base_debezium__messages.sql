@@ -52,32 +52,28 @@ typed as (
         from_json(payload.before, 'map<string,string>') as before_sent,
         from_json(payload.after, 'map<string,string>') as after_sent,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_decoder('dbz_f') }}) as column_decoders,
-        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types,
-        -- connectors that mark a value they were not sent (PostgreSQL: an unchanged TOASTed column)
-        coalesce(payload.source.connector in ('postgresql', 'oracle'), false) as marks_unavailable,
-        {{ unavailable_value_forms() }} as unavailable_forms
+        transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types
     from unwrapped
-
-),
-
-marked as (
-
-    -- the columns each image leaves unavailable; their marker is neither decoded nor kept
-    select
-        *,
-        if(marks_unavailable, {{ unavailable_columns('before_sent') }}, array()) as before_unavailable,
-        if(marks_unavailable, {{ unavailable_columns('after_sent') }}, array()) as after_unavailable
-    from typed
 
 ),
 
 kept as (
 
+    -- The columns each image leaves unavailable: a connector that marks a value it was not sent
+    -- (PostgreSQL: an unchanged TOASTed column) writes its placeholder there. The marker is
+    -- neither decoded nor kept.
+    {%- set marks_unavailable = "coalesce(payload.source.connector in ('postgresql', 'oracle'), false)" %}
+    {%- set before_unavailable = "if(" ~ marks_unavailable ~ ", "
+        ~ unavailable_columns('before_sent', unavailable_value_forms()) ~ ", array())" %}
+    {%- set after_unavailable = "if(" ~ marks_unavailable ~ ", "
+        ~ unavailable_columns('after_sent', unavailable_value_forms()) ~ ", array())" %}
     select
         *,
-        {{ without_columns('before_sent', 'before_unavailable') }} as before_kept,
-        {{ without_columns('after_sent', 'after_unavailable') }} as after_kept
-    from marked
+        {{ before_unavailable }} as before_unavailable,
+        {{ after_unavailable }} as after_unavailable,
+        {{ without_columns('before_sent', before_unavailable) }} as before_kept,
+        {{ without_columns('after_sent', after_unavailable) }} as after_kept
+    from typed
 
 ),
 
@@ -115,6 +111,8 @@ keyed as (
 
     select
         *,
+        -- (a key column is never unavailable: the images as decoded name the row)
+        case when payload.op = 'd' then before_decoded else after_decoded end as key_image,
         {{ table_key_columns(kafka_key_columns('key_map'), 'database_name', 'table_name') }} as key_columns,
         -- the first column whose value was sent but does not decode
         {{ first_undecodable_column('before_kept', 'after_kept', 'before_decoded', 'after_decoded') }}
@@ -123,51 +121,40 @@ keyed as (
 
 ),
 
-completed as (
+imaged as (
 
-    -- What each image leaves unknown. An unavailable after value that the before image carries
-    -- (an update under REPLICA IDENTITY FULL) is that value: the column did not change. A
-    -- PostgreSQL delete whose before image holds only the key (REPLICA IDENTITY DEFAULT) leaves
-    -- every other column unknown. cdc_history takes an unknown value from the key's previous
-    -- version.
-    select
-        *,
+    -- What each image leaves unknown, and the images without it. An unavailable after value that
+    -- the before image carries (an update under REPLICA IDENTITY FULL) is that value: the column
+    -- did not change. A PostgreSQL delete whose before image holds only the key (REPLICA IDENTITY
+    -- DEFAULT) leaves every other column unknown. cdc_history takes an unknown value from the
+    -- key's previous version.
+    {%- set after_unknown %}
         filter(after_unavailable, dbz_c -> not (
             map_contains_key(coalesce(before_decoded, map()), dbz_c) and not array_contains(before_unavailable, dbz_c)
-        )) as after_unknown,
+        ))
+    {%- endset %}
+    {%- set before_unknown %}
         case
             when
                 payload.op = 'd' and payload.source.connector = 'postgresql'
                 and {{ key_only_image('before_sent', 'key_columns') }}
                 then array_sort(filter(map_keys(before_sent), dbz_c -> not array_contains(key_columns, dbz_c)))
             else before_unavailable
-        end as before_unknown
-    from keyed
-
-),
-
-imaged as (
-
+        end
+    {%- endset %}
     select
         *,
-        {{ without_columns('before_decoded', 'before_unknown') }} as before_image,
+        {{ after_unknown }} as after_unknown,
+        {{ before_unknown }} as before_unknown,
+        {{ without_columns('before_decoded', before_unknown) }} as before_image,
         transform_values(
             after_decoded,
             (dbz_c, dbz_v) -> if(
-                array_contains(after_unavailable, dbz_c) and not array_contains(after_unknown, dbz_c),
+                array_contains(after_unavailable, dbz_c) and not array_contains({{ after_unknown }}, dbz_c),
                 before_decoded[dbz_c], dbz_v
             )
         ) as after_image
-    from completed
-
-),
-
-identified as (
-
-    select
-        *,
-        case when payload.op = 'd' then before_image else after_image end as key_image
-    from imaged
+    from keyed
 
 ),
 
@@ -226,7 +213,7 @@ classified as (
             when payload.op is not null then 'dml'
             else 'control'
         end as accepted_kind
-    from identified
+    from imaged
 
 ),
 
