@@ -142,9 +142,11 @@ def test_replica_identity_default_updates_apply_their_after_image(built):
     assert all(c["before"] is None and c["after"] for c in updates)
     # a key whose last change is such an update holds that update's after image
     mismatched = built.rows(
-        "select last.row_key from (select row_key, max_by(struct(op, after), change_order) as change "
-        f"from {{schema}}.cdc_changelog where kafka_topic = '{REPLICA_TOPIC}' group by row_key) as last "
-        "join {schema}.cdc_current as c on c.row_key = last.row_key "
+        "select last.row_key from (select source_system, database_name, table_name, row_key, "
+        "max_by(struct(op, after), change_order) as change from {schema}.cdc_changelog "
+        f"where kafka_topic = '{REPLICA_TOPIC}' group by source_system, database_name, table_name, row_key) as last "
+        "join {schema}.cdc_current as c on c.source_system = last.source_system "
+        "and c.database_name = last.database_name and c.table_name = last.table_name and c.row_key = last.row_key "
         "where last.change.op = 'u' and (c.is_deleted or to_json(array_sort(map_entries(c.image))) "
         "!= to_json(array_sort(map_entries(last.change.after))))"
     )
