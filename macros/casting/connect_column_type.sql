@@ -1,32 +1,72 @@
 {% macro connect_column_type(field_schema) %}
     {#- A MySQL-like type name for one field of a Kafka Connect schema
-        (struct<type, name, parameters>):
+        (struct<type, name, parameters>), named so that the mysql_spark_types seed gives the typed
+        views a fitting Spark type (PostgreSQL's too; docs/canonical_values.md):
         1. the source type Debezium propagates with `column.propagate.source.type`
-           (`__debezium.source.column.type`, `.length`, `.scale`), e.g. `varchar(255)`;
-        2. else the type the logical name implies: `decimal(p,s)`, `date`, `datetime`
-           (Timestamp/MicroTimestamp/NanoTimestamp), `timestamp` (ZonedTimestamp), `time`, `year`,
-           `bit(n)`, `enum('a','b')`, `set('a','b')`, `json`, `geometry`;
+           (`__debezium.source.column.type`, `.length`, `.scale`), e.g. `varchar(255)`.
+           PostgreSQL's internal names of fixed-size types, whose length and scale are only the
+           JDBC display size, become PostgreSQL's own SQL names without them (`int4(10,0)` ->
+           `integer`, `int2` -> `smallint`, `int8` -> `bigint`, `float4` -> `real`, `float8` ->
+           `double precision`, `timestamptz` -> `timestamp with time zone`, `timetz` ->
+           `time with time zone`, `bool` sent as a Connect boolean -> `boolean`), `bpchar(n)`
+           becomes `char(n)`, a negative scale `numeric(p+s,0)`; MySQL's INT4, INT8 ... are the same
+           synonyms;
+        2. else the type the logical name implies: `decimal(p,s)` (a PostgreSQL money column:
+           `decimal(?,2)`; a negative scale, PostgreSQL 15's numeric(p,-s), holds integers:
+           `decimal(p+s,0)`), `decimal` (VariableScaleDecimal), `date`, `datetime`
+           (Timestamp/MicroTimestamp/NanoTimestamp), `timestamp` (ZonedTimestamp), `time`,
+           `timetz` (ZonedTime), `interval` (MicroDuration, Interval), `year`, `bit(n)` (more than
+           64 bits: `varbit(n)`, which no integer type holds), `enum('a','b')`, `set('a','b')`,
+           `json`, `uuid`, `xml`, `ltree`, `geometry`;
         3. else the Connect type by its Schema.Type name (`int8` .. `int64`, `float32`, `float64`,
-           `boolean`, `string`, `bytes`): Connect types do not say whether a string was char,
-           varchar or text. The JSON converter writes FLOAT32/FLOAT64 as `float`/`double`, which
-           would read as declared MySQL types; a `double` may be a MySQL DECIMAL sent with
+           `boolean`, `string`, `bytes`, `array`, `map`): Connect types do not say whether a string
+           was char, varchar or text. The JSON converter writes FLOAT32/FLOAT64 as `float`/`double`,
+           which would read as declared MySQL types; a `double` may be a MySQL DECIMAL sent with
            `decimal.handling.mode=double`, so it must not outrank a declared `decimal(p,s)`.
         Null when there is no schema. `field_schema` is repeated: pass a column or lambda variable. -#}
     {%- set f = field_schema -%}
     {%- set p = f ~ ".parameters" -%}
+    {%- set source_type = "lower(trim(" ~ p ~ "['__debezium.source.column.type']))" -%}
+    {%- set source_base = "regexp_extract(" ~ source_type ~ ", '^([a-z0-9_]+)', 1)" -%}
     case
         when {{ f }} is null then null
-        when {{ p }}['__debezium.source.column.type'] is not null then concat(
-            lower({{ p }}['__debezium.source.column.type']),
-            case
-                when {{ p }}['__debezium.source.column.length'] is null then ''
-                else concat(
-                    '(', {{ p }}['__debezium.source.column.length'],
-                    if({{ p }}['__debezium.source.column.scale'] is null, '',
-                        concat(',', {{ p }}['__debezium.source.column.scale'])),
-                    ')'
+        when {{ p }}['__debezium.source.column.type'] is not null then case
+            when {{ source_base }} in ('int2', 'int4', 'int8', 'float4', 'float8', 'timestamptz', 'timetz')
+                or ({{ source_base }} = 'bool' and {{ f }}.type = 'boolean')
+                then concat(
+                    case {{ source_base }}
+                        when 'int2' then 'smallint'
+                        when 'int4' then 'integer'
+                        when 'int8' then 'bigint'
+                        when 'float4' then 'real'
+                        when 'float8' then 'double precision'
+                        when 'timestamptz' then 'timestamp with time zone'
+                        when 'timetz' then 'time with time zone'
+                        else 'boolean'
+                    end,
+                    substr({{ source_type }}, length({{ source_base }}) + 1)
                 )
-            end
+            else concat(
+                if({{ source_base }} = 'bpchar', concat('char', substr({{ source_type }}, 7)), {{ source_type }}),
+                case
+                    when {{ p }}['__debezium.source.column.length'] is null then ''
+                    {#- PostgreSQL 15's numeric(p,-s) holds integers of p + s digits #}
+                    when try_cast({{ p }}['__debezium.source.column.scale'] as int) < 0 then
+                        '(' || cast(try_cast({{ p }}['__debezium.source.column.length'] as int)
+                            - try_cast({{ p }}['__debezium.source.column.scale'] as int) as string) || ',0)'
+                    else concat(
+                        '(', {{ p }}['__debezium.source.column.length'],
+                        if({{ p }}['__debezium.source.column.scale'] is null, '',
+                            concat(',', {{ p }}['__debezium.source.column.scale'])),
+                        ')'
+                    )
+                end
+            )
+        end
+        when {{ f }}.name = 'org.apache.kafka.connect.data.Decimal' and try_cast({{ p }}['scale'] as int) < 0 then concat(
+            'decimal(',
+            coalesce(cast(try_cast({{ p }}['connect.decimal.precision'] as int) - try_cast({{ p }}['scale'] as int) as string), '?'),
+            ',0)'
         )
         when {{ f }}.name = 'org.apache.kafka.connect.data.Decimal' then concat(
             'decimal(', coalesce({{ p }}['connect.decimal.precision'], '?'), ',', {{ p }}['scale'], ')'
@@ -42,14 +82,21 @@
             'io.debezium.time.Time', 'io.debezium.time.MicroTime', 'io.debezium.time.NanoTime',
             'org.apache.kafka.connect.data.Time'
         ) then 'time'
+        when {{ f }}.name = 'io.debezium.time.ZonedTime' then 'timetz'
+        when {{ f }}.name in ('io.debezium.time.MicroDuration', 'io.debezium.time.Interval') then 'interval'
         when {{ f }}.name = 'io.debezium.time.Year' then 'year'
-        when {{ f }}.name = 'io.debezium.data.Bits' then concat('bit(', coalesce({{ p }}['length'], '?'), ')')
+        when {{ f }}.name = 'io.debezium.data.Bits' then concat(
+            if(try_cast({{ p }}['length'] as int) > 64, 'varbit(', 'bit('), coalesce({{ p }}['length'], '?'), ')'
+        )
         when {{ f }}.name in ('io.debezium.data.Enum', 'io.debezium.data.EnumSet') then concat(
             if({{ f }}.name = 'io.debezium.data.Enum', 'enum(', 'set('),
             array_join(transform(split({{ p }}['allowed'], ','), ct_label -> concat("'", ct_label, "'")), ','),
             ')'
         )
         when {{ f }}.name = 'io.debezium.data.Json' then 'json'
+        when {{ f }}.name = 'io.debezium.data.Uuid' then 'uuid'
+        when {{ f }}.name = 'io.debezium.data.Xml' then 'xml'
+        when {{ f }}.name = 'io.debezium.data.Ltree' then 'ltree'
         when {{ f }}.name like 'io.debezium.data.geometry.%' then 'geometry'
         when {{ f }}.type = 'float' then 'float32'
         when {{ f }}.type = 'double' then 'float64'

@@ -1,15 +1,25 @@
 {% macro connect_field_schemas(schema_fields) %}
-    {#- map<column, struct<type, name, parameters>> of a Kafka Connect envelope: the fields of its
-        `after` row struct, else of its `before` row struct. Null when the record has no schema
-        (schemas.enable=false) and empty for `"schema": {}`. -#}
-    map_from_entries(transform(
-        filter(
-            coalesce(
-                element_at(filter({{ schema_fields }}, cf_f -> cf_f.field = 'after'), 1).fields,
-                element_at(filter({{ schema_fields }}, cf_f -> cf_f.field = 'before'), 1).fields
-            ),
-            cf_c -> cf_c.field is not null
+    {#- map<column, struct<type, name, parameters, path>> of a Kafka Connect envelope: the fields of
+        its `after` row struct, else of its `before` row struct, in order. `path` is the field's
+        JSON path in the record (`$.schema.fields[1].fields[4]`), where `connect_array_items` reads
+        an array's element schema, which the parsed envelope (`connect_schema_fields`) does not
+        hold; should it hold it (`items`), that is passed on as `items`. Null when the record has
+        no schema (schemas.enable=false) and empty for `"schema": {}`. -#}
+    {%- set s = schema_fields -%}
+    {%- set after = "array_position(" ~ s ~ ".field, 'after')" -%}
+    {%- set before = "array_position(" ~ s ~ ".field, 'before')" -%}
+    {%- set row = "(case when " ~ s ~ "[" ~ after ~ " - 1].fields is not null then " ~ after ~ " else " ~ before ~ " end)" -%}
+    map_from_entries(filter(
+        transform(
+            {{ s }}[{{ row }} - 1].fields,
+            (cf_c, cf_j) -> struct(cf_c.field, struct(
+                cf_c.type as type, cf_c.name as name, cf_c.parameters as parameters,
+                {%- if 'items:' in connect_schema_fields() %}
+                cf_c.items as items,
+                {%- endif %}
+                '$.schema.fields[' || cast({{ row }} - 1 as string) || '].fields[' || cast(cf_j as string) || ']' as path
+            ))
         ),
-        cf_c -> struct(cf_c.field, struct(cf_c.type as type, cf_c.name as name, cf_c.parameters as parameters))
+        cf_e -> cf_e.field is not null
     ))
 {%- endmacro %}

@@ -12,7 +12,9 @@
         - `raw_json`: the Kafka value. The digits of a number with a fraction are taken from it
           (the `"col": <number>` entries whose value equals, as a double, the parsed one): exact
           at any length. Integers are exact already.
-        Only Decimal fields pay for this (the CASE in `connect_value_text` asks first). -#}
+        Only Decimal fields pay for this (the CASE in `connect_value_text` asks first).
+        An array field's elements are decoded by its element schema, which `connect_array_items`
+        reads from `raw_json`, for array values only. -#}
     {%- set decoder = column_decoders ~ "[ci_col]" if hbase is none
         else "if(" ~ hbase ~ ", 'hbase_cell', " ~ column_decoders ~ "[ci_col])" -%}
     {%- set entry = "to_json(map(ci_col, ci_val))" -%}
@@ -34,8 +36,9 @@
                 decoder,
                 field_schemas ~ '[ci_col].parameters',
                 sent_as_number,
-                number_text
-            ) }}
+                number_text,
+                items=connect_array_items(raw_json, field_schemas ~ '[ci_col]')
+            ) | indent(12) }}
         )
     )
 {%- endmacro %}

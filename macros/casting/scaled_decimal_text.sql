@@ -1,12 +1,14 @@
 {% macro scaled_decimal_text(digits, scale) %}
     {#- Place the decimal point in an integer's text: `digits` is `[-]d...` (the unscaled value),
-        `scale` a non-negative integer expression. Exactly `scale` fraction digits, at least one
-        integer digit, any precision. `digits` is used once (it may be a costly expression);
-        `scale` is repeated. -#}
+        `scale` an integer expression. Exactly `scale` fraction digits, at least one integer digit,
+        any precision. A negative scale (PostgreSQL 15's numeric(p,-s)) appends zeros instead:
+        unscaled 123 with scale -2 is `12300`. `digits` is used once (it may be a costly
+        expression); `scale` is repeated. -#}
     regexp_replace(
         regexp_replace(
-            regexp_replace({{ digits }}, '^(-?)', concat('$1', repeat('0', cast({{ scale }} as int)))),
-            concat('^(-?)0*([0-9]+)([0-9]{', cast({{ scale }} as int), '})$'),
+            regexp_replace({{ digits }}, '^(-?)', '$1' || repeat('0', greatest(cast({{ scale }} as int), 0)))
+            || repeat('0', greatest(-cast({{ scale }} as int), 0)),
+            '^(-?)0*([0-9]+)([0-9]{' || cast(greatest(cast({{ scale }} as int), 0) as string) || '})$',
             '$1$2.$3'
         ),
         '\\.$', ''

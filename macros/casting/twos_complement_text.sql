@@ -1,36 +1,53 @@
-{% macro twos_complement_text(hex_value) %}
+{% macro twos_complement_text(hex_value, short=false) %}
     {#- Decimal text of a signed big-endian two's-complement integer given as uppercase hex digits
         (as Spark's `hex()` prints bytes), of any length. Up to 8 bytes, `conv` reads it as a
         signed 64-bit number. Longer values (DECIMAL above 18 digits, up to MySQL's 65) use exact
         base-10^9 arithmetic with higher-order functions: the magnitude's hex (for a negative
         value the bitwise NOT, plus 1 added to the last chunk) is read 7 hex digits at a time,
-        multiplying the limbs by 2^28 at each step. '0' for no bytes, null for null.
-        `hex_value` is evaluated once (bound as in `plain_decimal_text`). -#}
+        multiplying the limbs by 2^28 at each step (one fold over the chunk indexes, whose finish
+        writes the digits). '0' for no bytes, null for null.
+        `hex_value` is evaluated once (bound as in `plain_decimal_text`). `short`: only values of up
+        to 8 bytes (null above), with no lambda at all: for an array's elements, already nested in
+        lambdas, which Spark's analyzer resolves one level per pass. -#}
     {%- set h = "tc_hex" -%}
     {%- set negative = "substr(" ~ h ~ ", 1, 1) >= '8'" -%}
     {%- set magnitude = "if(" ~ negative ~ ", translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210'), " ~ h ~ ")" -%}
     {#- chunk i (from the left) of 7 hex digits; the first chunk takes the remainder -#}
     {%- set head = "(length(" ~ h ~ ") - (ceil(length(" ~ h ~ ") / 7.0) - 1) * 7)" -%}
-    {%- set chunks = "transform(sequence(0, cast(ceil(length(" ~ h ~ ") / 7.0) as int) - 1), tc_i -> "
-        ~ "cast(conv(if(tc_i = 0, substr(" ~ magnitude ~ ", 1, " ~ head ~ "), "
+    {%- set count = "cast(ceil(length(" ~ h ~ ") / 7.0) as int)" -%}
+    {%- set chunk = "cast(conv(if(tc_i = 0, substr(" ~ magnitude ~ ", 1, " ~ head ~ "), "
         ~ "substr(" ~ magnitude ~ ", " ~ head ~ " + (tc_i - 1) * 7 + 1, 7)), 16, 10) as bigint) "
-        ~ "+ if(" ~ negative ~ " and tc_i = cast(ceil(length(" ~ h ~ ") / 7.0) as int) - 1, 1, 0))" -%}
+        ~ "+ if(" ~ negative ~ " and tc_i = " ~ count ~ " - 1, 1, 0)" -%}
+    {%- if short %}
+    {#- up to 16 hex digits: the sign extended to 64 bits, read as a signed number -#}
+    case
+        when {{ hex_value }} is null then null
+        when {{ hex_value }} = '' then '0'
+        when length({{ hex_value }}) <= 16 then conv(
+            lpad({{ hex_value }}, 16, case when {{ hex_value }} >= '8' then 'F' else '0' end), 16, -10
+        )
+    end
+    {%- else %}
     element_at(transform(array({{ hex_value }}), tc_hex -> case
         when {{ h }} is null then null
         when {{ h }} = '' then '0'
         when length({{ h }}) <= 16 then conv(lpad({{ h }}, 16, if({{ negative }}, 'F', '0')), 16, -10)
-        else concat(
-            if({{ negative }}, '-', ''),
-            regexp_replace(array_join(transform(
-                reverse(aggregate(
-                    {{ chunks }},
-                    cast(array() as array<bigint>),
-                    (tc_limbs, tc_chunk) -> {{ _limbs_times_2_28_plus('tc_limbs', 'tc_chunk') }}
-                )),
-                (tc_limb, tc_j) -> if(tc_j = 0, cast(tc_limb as string), lpad(cast(tc_limb as string), 9, '0'))
-            ), ''), '^0+(?=[0-9])', '')
+        {#- every lambda in a body, none in another's argument: Spark's analyzer resolves those in
+            fewer passes -#}
+        else aggregate(
+            sequence(0, {{ count }} - 1),
+            cast(array() as array<bigint>),
+            (tc_limbs, tc_i) -> {{ _limbs_times_2_28_plus('tc_limbs', chunk) }},
+            tc_limbs -> concat(
+                if({{ negative }}, '-', ''),
+                regexp_replace(array_join(transform(
+                    reverse(tc_limbs),
+                    (tc_limb, tc_j) -> if(tc_j = 0, cast(tc_limb as string), lpad(cast(tc_limb as string), 9, '0'))
+                ), ''), '^0+(?=[0-9])', '')
+            )
         )
     end), 1)
+    {%- endif %}
 {%- endmacro %}
 
 
