@@ -142,8 +142,8 @@ def time_text(text: str) -> str:
 
 
 def timetz_text(text: str) -> str:
-    """PROVISIONAL: a time with zone as the UTC time of day, `HH:mm:ss[.f]` (Debezium's ZonedTime
-    is that time with a `Z`); 24:00:00 in UTC is 00:00:00 (a time of day wraps)."""
+    """docs/canonical_values.md: a time with zone as the UTC time of day with `Z`, `HH:mm:ss[.f]Z`
+    (Debezium's ZonedTime); 24:00:00 in UTC is 00:00:00 (a time of day wraps)."""
     match = re.match(r"^(\d\d):(\d\d):(\d\d)(\.\d+)?([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$", text)
     if not match:
         raise ValueError(f"not a PostgreSQL timetz: {text!r}")
@@ -151,7 +151,7 @@ def timetz_text(text: str) -> str:
     offset = int(match[6]) * 3600 + int(match[7] or 0) * 60 + int(match[8] or 0)
     seconds = (seconds - (offset if match[5] == "+" else -offset)) % 86_400
     fraction = (match[4] or "").rstrip("0").rstrip(".")
-    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}{fraction}"
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}{fraction}Z"
 
 
 # ----------------------------------------------------------------------------- intervals
@@ -182,14 +182,18 @@ def interval_micros(text: str) -> int:
 
 
 def interval_text(text: str) -> str:
-    """PROVISIONAL: the interval as Debezium's default (interval.handling.mode=numeric) carries it,
-    a duration in microseconds (months of 365.25 / 12 days), rendered as the lake renders
-    durations (MySQL TIME's `[-]HH:mm:ss[.f]`, hours unbounded)."""
-    micros = interval_micros(text)
-    sign = "-" if micros < 0 else ""
-    seconds, fraction = divmod(abs(micros), 1_000_000)
-    clock = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    return clock + (f".{fraction:06d}".rstrip("0") if fraction else "")
+    """docs/canonical_values.md: the interval as Debezium's default (interval.handling.mode=numeric)
+    carries it, its microseconds (months of 365.25 / 12 days), as sent."""
+    return str(interval_micros(text))
+
+
+def json_text(text: str) -> str:
+    """docs/canonical_values.md: JSON as MySQL prints it, one space after every `:` and `,` outside
+    strings and no other blanks (jsonb's own output form; a json column's blanks normalised)."""
+    parts = re.findall(r'"(?:[^"\\]|\\.)*"|[^"]+', text)
+    return "".join(
+        part if part.startswith('"') else re.sub(r"([:,])", r"\1 ", re.sub(r"\s+", "", part)) for part in parts
+    )
 
 
 # ----------------------------------------------------------------------------- arrays and hstore
@@ -289,9 +293,10 @@ def canonical(text: str | None, pg_type: PgType) -> str | None:
         return interval_text(text)
     if base == "hstore":
         return hstore_text(text)
+    if base in ("json", "jsonb"):
+        return json_text(text)
     # integers, numeric with its scale (PostgreSQL prints it so), money (read as numeric), text,
-    # varchar, char (blank-padded as stored), uuid, json (as written), jsonb (as PostgreSQL
-    # normalises it), xml, inet, cidr, macaddr, enum labels: PostgreSQL's own text
+    # varchar, char (blank-padded as stored), uuid, xml, inet, cidr, macaddr, enum labels: PostgreSQL's own text
     return text
 
 
