@@ -1,10 +1,11 @@
 {% macro connect_field_schemas(schema_fields) %}
     {#- map<column, struct<type, name, parameters, path>> of a Kafka Connect envelope: the fields of
-        its `after` row struct, else of its `before` row struct, in order. `path` is the field's
-        JSON path in the record (`$.schema.fields[1].fields[4]`), where `connect_array_items` reads
-        an array's element schema, which the parsed envelope (`connect_schema_fields`) does not
-        hold; should it hold it (`items`), that is passed on as `items`. Null when the record has
-        no schema (schemas.enable=false) and empty for `"schema": {}`. -#}
+        its `after` row struct, else of its `before` row struct, in order. `path`, for an array
+        field only, is the field's JSON path in the record (`$.schema.fields[1].fields[4]`), where
+        `connect_array_items` reads its element schema, which the parsed envelope
+        (`connect_schema_fields`) does not hold; should it hold it (`items`), that is passed on as
+        `items`. Null when the record has no schema (schemas.enable=false) or its schema no row
+        struct. -#}
     {%- set s = schema_fields -%}
     {%- set after = "array_position(" ~ s ~ ".field, 'after')" -%}
     {%- set before = "array_position(" ~ s ~ ".field, 'before')" -%}
@@ -17,7 +18,9 @@
                 {%- if 'items:' in connect_schema_fields() %}
                 cf_c.items as items,
                 {%- endif %}
-                '$.schema.fields[' || cast({{ row }} - 1 as string) || '].fields[' || cast(cf_j as string) || ']' as path
+                case when cf_c.type = 'array' then
+                    '$.schema.fields[' || cast({{ row }} - 1 as string) || '].fields[' || cast(cf_j as string) || ']'
+                end as path
             ))
         ),
         cf_e -> cf_e.field is not null
