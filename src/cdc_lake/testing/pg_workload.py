@@ -54,13 +54,16 @@ TYPES_COLUMNS = [
 ]
 TYPES_NAMES = [name for name, _ in TYPES_COLUMNS]
 
-# SQL literals per row, in TYPES_COLUMNS' order
+# SQL literals per row, in TYPES_COLUMNS' order. Each type at the ends of what Debezium carries:
+# an interval beyond 2^53 microseconds (about 285 years) passes through a double and one beyond
+# 2^63 saturates, and a timestamp after 294247 AD overflows MicroTimestamp; the lake rejects a
+# saturated or overflowed value with its column (docs/canonical_values.md), so they are not here
 ROW_MIN = [
     "1", "-32768", "-2147483648", "-9223372036854775808", "-999999999999999.99999",
     "-123456789012345678901234567890.123456789012345678901234567890", "-92233720368547758.08",
     "-3.4028235e38", "-1.7976931348623157e308", "false", "''", "''", "''", "'\\x'",
     "'00000000-0000-0000-0000-000000000000'", "'[]'", "'{}'", "'<a/>'", "'{}'", "'{}'", "''",
-    "'-178000000 years'", "'4713-01-01 BC'", "'00:00:00'", "'00:00:00+15:59'", "'4713-01-01 00:00:00 BC'",
+    "'-285 years'", "'4713-01-01 BC'", "'00:00:00'", "'00:00:00+15:59'", "'4713-01-01 00:00:00 BC'",
     "'4713-01-01 00:00:00+00 BC'", "B'0'", "B'0000000000'", "B''", "'0.0.0.0'", "'0.0.0.0/0'",
     "'00:00:00:00:00:00'", "'sad'",
 ]
@@ -71,7 +74,7 @@ ROW_MAX = [
     "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'{\"k\": [1, 2.5, \"x\"], \"n\": null}'",
     "'{\"a\": 1, \"b\": [1, 2], \"s\": \"x: y, z\"}'", "'<r a=\"1\">x &amp; y</r>'",
     "'{1,NULL,-2147483648,2147483647}'", "'{\"a\",NULL,\"b c\",\"\"}'", "'\"a\"=>\"1\", \"b\"=>NULL'",
-    "'178000000 years'", "'5874897-12-31'", "'24:00:00'", "'24:00:00-15:59'", "'294276-12-31 23:59:59.999999'",
+    "'285 years'", "'5874897-12-31'", "'24:00:00'", "'24:00:00-15:59'", "'294247-01-01 23:59:59.999999'",
     "'294276-12-31 23:59:59.999999+00'", "B'1'", "B'1111111111'", f"B'{'1' * 64}'",
     "'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'", "'255.255.255.255/32'", "'ff:ff:ff:ff:ff:ff'", "'happy'",
 ]
