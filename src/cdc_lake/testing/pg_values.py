@@ -351,8 +351,9 @@ def carried(text: str | None, pg_type: PgType, settings: Mapping[str, str]) -> s
 
 # Without schemas (value.converter.schemas.enable=false) a value stays as sent: only the types
 # whose JSON form is already their canonical text are compared (docs/formats.md)
+# (not json: a json column is kept as written, blanks and all, where the canonical text normalises them)
 AS_SENT_TYPES = {
-    "smallint", "integer", "bigint", "text", "character varying", "character", "uuid", "json", "jsonb", "xml",
+    "smallint", "integer", "bigint", "text", "character varying", "character", "uuid", "jsonb", "xml",
     "inet", "cidr", "macaddr",
 }
 # with decimal.handling.mode=string a numeric is its exact text too
