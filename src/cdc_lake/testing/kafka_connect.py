@@ -42,6 +42,23 @@ class Connector:
     config: Mapping[str, str] = field(default_factory=dict)
 
 
+def initial_snapshot_as_json(schemas_enable: bool) -> dict[str, str]:
+    """What every Debezium connector of the tests shares: an initial snapshot, the connector's
+    topics created by Connect (the broker creates none by itself), and JSON converters for key and
+    value, with or without schemas."""
+    schemas = "true" if schemas_enable else "false"
+    return {
+        "snapshot.mode": "initial",
+        "topic.creation.default.replication.factor": "1",
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
+        "key.converter": JSON_CONVERTER,
+        "value.converter": JSON_CONVERTER,
+        "key.converter.schemas.enable": schemas,
+        "value.converter.schemas.enable": schemas,
+    }
+
+
 def debezium_mariadb(
     name: str,
     *,
@@ -57,7 +74,6 @@ def debezium_mariadb(
 ) -> Connector:
     """Debezium's MariaDB connector reading a local server, JSON converters for key and value
     (with or without schemas), DDL in the `<topic_prefix>` topic, schema history in a topic."""
-    schemas = "true" if schemas_enable else "false"
     return Connector(name, {
         "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
         "tasks.max": "1",
@@ -72,15 +88,7 @@ def debezium_mariadb(
         "include.schema.changes": "true",
         "schema.history.internal.kafka.bootstrap.servers": bootstrap,
         "schema.history.internal.kafka.topic": f"_schema_history.{topic_prefix}",
-        "snapshot.mode": "initial",
-        # the broker creates no topics by itself: Connect creates the connector's topics
-        "topic.creation.default.replication.factor": "1",
-        "topic.creation.default.partitions": "1",
-        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
-        "key.converter": JSON_CONVERTER,
-        "value.converter": JSON_CONVERTER,
-        "key.converter.schemas.enable": schemas,
-        "value.converter.schemas.enable": schemas,
+        **initial_snapshot_as_json(schemas_enable),
         **(settings or {}),
     })
 
@@ -124,15 +132,7 @@ def debezium_postgres(
         "publication.autocreate.mode": publication_mode,
         "schema.include.list": ",".join(schemas),
         "topic.prefix": topic_prefix,
-        "snapshot.mode": "initial",
-        # the broker creates no topics by itself: Connect creates the connector's topics
-        "topic.creation.default.replication.factor": "1",
-        "topic.creation.default.partitions": "1",
-        "topic.creation.default.max.message.bytes": str(MAX_RECORD_BYTES),
-        "key.converter": JSON_CONVERTER,
-        "value.converter": JSON_CONVERTER,
-        "key.converter.schemas.enable": "true" if schemas_enable else "false",
-        "value.converter.schemas.enable": "true" if schemas_enable else "false",
+        **initial_snapshot_as_json(schemas_enable),
         **(settings or {}),
     })
 
