@@ -40,7 +40,8 @@ POSTGRES_TEXT: dict[str, str] = {
     **dict.fromkeys(("text", "varchar", "name", "citext", "uuid", "macaddr", "macaddr8", "xml", "ltree"), "{}::text"),
     # inet and cidr as their output function writes them (Debezium sends that text): a cast to
     # text would add an inet's full-length mask (`::/128` for `::`)
-    **dict.fromkeys(("inet", "cidr"), "format('%s', {})"),
+    # (format gives '' for NULL)
+    **dict.fromkeys(("inet", "cidr"), "case when {0} is not null then format('%s', {0}) end"),
     # JSON as the lake prints it (docs/canonical_values.md): one space after every `:` and `,`
     # outside strings, no other blanks (jsonb's own output; a json column's blanks normalised);
     # hstore as Debezium's JSON object of it
