@@ -341,7 +341,8 @@ def carried(text: str | None, pg_type: PgType, settings: Mapping[str, str]) -> s
     decimals = settings.get("decimal.handling.mode", "precise")
     if settings.get("time.precision.mode") == "connect" and base in (
             "time without time zone", "timestamp without time zone"):
-        return re.sub(r"\.(\d{1,3})\d*", lambda m: "." + m[1], text)
+        # milliseconds, written as the lake writes a fraction: without trailing zeros
+        return re.sub(r"\.(\d{1,3})\d*", lambda m: ("." + m[1]).rstrip("0").rstrip("."), text)
     if base == "money" and decimals == "precise":
         return str(Decimal(repr(float(text))).quantize(Decimal("0.01")))
     if base == "numeric" and pg_type.name == "numeric" and decimals == "precise" and "." in text:
