@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-schedule-scale bench-increment bench-verify bench-land soak soak-ci clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-schedule-scale bench-increment bench-verify bench-land bench-capacity soak soak-ci clean-lake clean
 
 setup: $(STAMP)
 
@@ -160,6 +160,14 @@ bench-land: $(BENCH_STAMP)
 # differing rows found by key, on a MariaDB server and a lake of its own (src/cdc_lake/bench/verify.py).
 bench-verify: $(STAMP)
 	$(BIN)/python -m cdc_lake.bench.verify $(BENCH_VERIFY_ARGS)
+
+# Capacity (issue 69): the soak's production without faults at rising rates, each on a lake that
+# already holds a 1M history, with `cdc-lake consume --follow` and `cdc-lake build --every`; per
+# rate freshness, backlog, builds and CPU; the highest rate kept up with (docs/benchmarks.md,
+# "Capacity"; src/cdc_lake/bench/capacity.py). About 20 minutes per rate here.
+CAPACITY_ARGS ?=
+bench-capacity: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.capacity $(CAPACITY_ARGS)
 
 # A day in production, compressed: producer, `cdc-lake consume --follow`, a build loop, upkeep and
 # seeded faults for DURATION seconds at RATE change records/s (all formats together), then

@@ -144,6 +144,11 @@ class Soak:
     build_interval: float
     upkeep_interval: float
     faults: list[str] = field(default_factory=lambda: list(FAULTS))
+    # change records landed and built before the paced production starts (the capacity benchmark's
+    # history): the first of the workload's records, sent at once, consumed and built with its tests
+    history: int = 0
+    # `cdc-lake build --tests-every`: seconds between builds with every data test (None: every build)
+    tests_every: float | None = None
     began: float = 0.0
     events: list[dict[str, Any]] = field(default_factory=list)
     builds: list[dict[str, Any]] = field(default_factory=list)
@@ -157,6 +162,10 @@ class Soak:
     lives: dict[str, int] = field(default_factory=dict)
     partitions: dict[str, int] = field(default_factory=dict)
     produced: int = 0
+    history_produced: int = 0
+    # CPU seconds (user + system) of the consumer's and the build schedule's process trees, sampled
+    # through the production: [(seconds into the soak, consumer, build), ...]
+    cpu: list[tuple[float, float, float]] = field(default_factory=list)
     # records the producer gave up on (its delivery timed out or failed), per "topic life n"
     undelivered: Counter[str] = field(default_factory=Counter)
     # records sent again by a new producer after the one of their topic life gave up, per life
@@ -209,7 +218,7 @@ class Soak:
         workload = self.folder / "workload"
         # RATE counts change records in the lake, every format together: each simulated change is
         # written by all five CDC tools, so the simulator makes a fifth of them
-        self.changes = max(int(self.rate * self.duration / len(FORMATS)), 100)
+        self.changes = max(int((self.rate * self.duration + self.history) / len(FORMATS)), 100)
         subprocess.run(
             [self.bin("cdc-lake"), "generate", "--seed", str(self.seed), "--changes", str(self.changes), "--out",
              str(workload), "--duplicates", "0.02", "--malformed", "0.002", "--quiet"],
@@ -219,13 +228,11 @@ class Soak:
 
     # ------------------------------------------------------------------ the moving parts
 
-    def produce(self, workload: Path, bootstrap: str) -> None:
-        """Every record of every format, in the simulator's time order, paced over the duration."""
-        from confluent_kafka import KafkaError, Producer
+    def workload_records(self, workload: Path, bootstrap: str) -> list[dict[str, Any]]:
+        """Every record of every format in the simulator's time order (each topic-partition's in
+        its order, merged by timestamp), their topics created."""
+        from cdc_lake.servers.kafka_broker import create_dump_topics, read_dump
 
-        from cdc_lake.servers.kafka_broker import create_dump_topics, read_dump, send_record
-
-        # each topic-partition's records in their order, merged across partitions by timestamp
         streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for record in read_dump(sorted(workload.glob("*.jsonl"))):
             streams.setdefault((record["kafka_topic"], record["kafka_partition"]), []).append(record)
@@ -234,6 +241,67 @@ class Soak:
         for record in records:
             topic = record["kafka_topic"]
             self.partitions[topic] = max(self.partitions.get(topic, 0), record["kafka_partition"] + 1)
+        return records
+
+    def land_history(self, records: list[dict[str, Any]], bootstrap: str) -> None:
+        """The history before the soak: its records sent at once, landed by `cdc-lake consume`
+        (without --follow) and built by one `dbt build` with its tests, as a lake that has run a
+        while holds them. Its records count as produced, not in the freshness."""
+        from confluent_kafka import Producer
+
+        from cdc_lake.servers.kafka_broker import send_record
+
+        delivered: list[bool] = []
+        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 50,
+                             "log_level": 3})
+        for record in records:
+            send_record(producer, record, keep_timestamp=False,
+                        on_delivery=lambda error, _message: delivered.append(error is None))
+        producer.flush(600)
+        self.history_produced = sum(delivered)
+        if self.history_produced != len(records):
+            raise RuntimeError(f"history: {self.history_produced} of {len(records)} records delivered")
+        started = time.monotonic()
+        if self.start_consumer(follow=False).wait() != 0:
+            raise RuntimeError("history: cdc-lake consume failed (see consume.log)")
+        landed = time.monotonic()
+        if self.run_dbt("build") != 0:
+            raise RuntimeError("history: the first dbt build failed (see dbt.log)")
+        print(f"[soak] history: {len(records):,} records landed in {landed - started:.0f} s, built in "
+              f"{time.monotonic() - landed:.0f} s", flush=True)
+
+    def sample_cpu(self) -> None:
+        """CPU seconds of the consumer's and the schedule's process trees (their JVMs included),
+        every 5 s while the production lasts; a process that ended keeps its last reading."""
+        import psutil
+
+        last: dict[int, float] = {}
+        roles: dict[int, str] = {}
+
+        def read(process: subprocess.Popen[bytes] | None, role: str) -> None:
+            if process is None or process.poll() is not None:
+                return
+            try:
+                root = psutil.Process(process.pid)
+                for member in [root, *root.children(recursive=True)]:
+                    times = member.cpu_times()
+                    last[member.pid] = times.user + times.system
+                    roles[member.pid] = role
+            except psutil.Error:
+                pass  # it ended between the poll and the reading
+
+        while not self.stop.wait(5):
+            read(self.consumer, "consumer")
+            read(self.builder, "build")
+            self.cpu.append((round(self.now(), 1),
+                             sum(v for pid, v in last.items() if roles[pid] == "consumer"),
+                             sum(v for pid, v in last.items() if roles[pid] == "build")))
+
+    def produce(self, records: list[dict[str, Any]], bootstrap: str) -> None:
+        """The records, in their order, paced over the duration."""
+        from confluent_kafka import KafkaError, Producer
+
+        from cdc_lake.servers.kafka_broker import send_record
 
         def new_producer() -> Any:
             # delivery survives a broker restart: retried until the message timeout (3 minutes)
@@ -326,8 +394,8 @@ class Soak:
             replace_stuck()
         for _, life, record, _ in failed:
             self.undelivered[f"{record['kafka_topic']} life {life}"] += 1
-        self.produced = len(self.produced_at)
-        self.event("produced", f"{self.produced} of {len(records)} records delivered")
+        self.produced = self.history_produced + len(self.produced_at)
+        self.event("produced", f"{len(self.produced_at)} of {len(records)} records delivered")
 
     def recreate_topic(self, broker: Any, rng: random.Random) -> str:
         """Delete a Debezium topic and create it again, as an operator would: its new records are
@@ -392,8 +460,9 @@ class Soak:
 
     def build_command(self, log: Path) -> list[str]:
         """The schedule: `cdc-lake build --every` with the soak's upkeep, logging to `log`."""
-        return [self.bin("cdc-lake"), "build", "--log", str(log), "--upkeep-every", str(self.upkeep_interval),
-                "--expire-args", UPKEEP_EXPIRE_ARGS, "--every", str(self.build_interval)]
+        command = [self.bin("cdc-lake"), "build", "--log", str(log), "--upkeep-every", str(self.upkeep_interval),
+                   "--expire-args", UPKEEP_EXPIRE_ARGS, "--every", str(self.build_interval)]
+        return command + (["--tests-every", str(self.tests_every)] if self.tests_every else [])
 
     def last_build_done(self) -> bool:
         """After the catch-up landing: a build that started after it ended well and its post-build
@@ -463,11 +532,12 @@ class Soak:
                     with self.lock:
                         self.open_build = entry["at"]
                     continue
+                kind = entry.get("kind", "build")
                 with self.lock:
                     started, self.open_build = self.open_build, None
                 ok = entry["status"] == 0
                 self.builds.append({"started": started or entry["at"], "ended": entry["at"], "ok": ok,
-                                    "at": round(self.now(), 1)})
+                                    "at": round(self.now(), 1), "kind": kind})
                 with self.lock:
                     self.ended_build = (started or entry["at"]) if ok else None
                 if not ok:
@@ -546,12 +616,18 @@ class Soak:
         threads: list[threading.Thread] = []
         result: dict[str, Any] = {}
         try:
-            # the pipeline exists before the soak begins, as in production (seeds, empty tables);
-            # its data tests first run in the schedule's first build, on the first records
-            self.run_dbt("build", "--resource-type", "seed", "--resource-type", "model")
+            records = self.workload_records(workload, broker.bootstrap)
+            split = int(len(records) * self.history / (self.history + self.rate * self.duration))
+            if split:
+                self.land_history(records[:split], broker.bootstrap)
+            else:
+                # the pipeline exists before the soak begins, as in production (seeds, empty tables);
+                # its data tests first run in the schedule's first build, on the first records
+                self.run_dbt("build", "--resource-type", "seed", "--resource-type", "model")
             self.began = time.monotonic()
-            self.event("start", f"{self.changes} changes over {self.duration:.0f}s")
-            producer = threading.Thread(target=self.produce, args=(workload, broker.bootstrap), daemon=True)
+            self.event("start", f"{self.changes} changes over {self.duration:.0f}s"
+                       + (f", the first {split:,} records landed and built before" if split else ""))
+            producer = threading.Thread(target=self.produce, args=(records[split:], broker.bootstrap), daemon=True)
             producer.start()
 
             def analyst_at_start() -> None:
@@ -571,7 +647,7 @@ class Soak:
             builds = threading.Thread(target=self.supervise_builds, daemon=True)
             builds.start()
             for target, args in ((self.supervise_consumer, ()), (self.inject_faults, (broker,)),
-                                 (analyst_at_start, ())):
+                                 (analyst_at_start, ()), (self.sample_cpu, ())):
                 threads.append(threading.Thread(target=target, args=args, daemon=True))
                 threads[-1].start()
             producer.join()
@@ -655,9 +731,13 @@ class Soak:
         changes = {tuple(r) for r in spark.sql(
             f"select distinct kafka_topic, kafka_partition, kafka_offset from {SCHEMA}.cdc_changelog").collect()}
         fresh = self.freshness(landed, changes)
-        change_records = sum((r[0], r[1], r[2]) in changes for r in landed)
+        # the production's change records: the history's landed before the soak began
+        began_at = time.time() - self.now()
+        change_records = sum((r[0], r[1], r[2]) in changes for r in landed
+                             if r[4].replace(tzinfo=timezone.utc).timestamp() >= began_at)
         spark.stop()
         return {"problems": problems, "freshness": fresh, "rejected": sum(rejected.values()), "landed": len(landed),
+                "backlog": self.backlog(landed),
                 "change_records": change_records,
                 "analyst_end_seconds": float("nan") if end_seconds is None else end_seconds}  # None: no row
 
@@ -678,6 +758,26 @@ class Soak:
             produced = self.produced_at[key]
             points.append((produced - epoch_began, good[i][1] - produced))
         return sorted(points)
+
+
+    def backlog(self, landed: list[Any], step: float = 5.0) -> list[tuple[float, int]]:
+        """(seconds into the soak, records landed and not yet built) every `step` seconds, from
+        the start to the last build's end: a record is built when the first successful build that
+        started after its landing ends."""
+        epoch_began = time.time() - self.now()
+        times = sorted(r[4].replace(tzinfo=timezone.utc).timestamp() - epoch_began for r in landed)
+        times = times[bisect.bisect_left(times, 0.0):]  # the history's records were built before
+        good = sorted((b["ended"] - epoch_began, b["started"] - epoch_began) for b in self.builds if b["ok"])
+        end = max([e for e, _ in good] + times[-1:] + [0.0])
+        points, i, built_before = [], 0, 0.0
+        t = 0.0
+        while t <= end + step:
+            while i < len(good) and good[i][0] <= t:
+                built_before = max(built_before, good[i][1])
+                i += 1
+            points.append((t, bisect.bisect_right(times, t) - bisect.bisect_left(times, built_before)))
+            t += step
+        return points
 
 
 # ---------------------------------------------------------------------- report
