@@ -134,3 +134,36 @@ def test_the_soak_ends_after_a_build_that_started_after_the_last_landing_and_its
     assert not dying.last_build_done()
     dying.restarts_after_catch_up = LAST_BUILD_TRIES  # processes that died before logging a build
     assert dying.last_build_done()
+
+
+class DbtArgsOnly(Schedule):
+    """A schedule whose dbt commands are recorded (and succeed) instead of run."""
+
+    def __init__(self, dbt_args: list[str], tests_every: float | None) -> None:
+        super().__init__(Path("."), dbt_args, 0.01, 4, None, echo=lambda _: None, tests_every=tests_every)
+        self.commands: list[list[str]] = []
+
+    def _invoke(self, args: list[str], callbacks: object = None) -> object:
+        self.commands.append(args)
+        return type("Result", (), {"success": True, "exception": None, "result": None})()
+
+
+def test_tests_every_runs_cycles_between_builds_with_every_data_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CDC_LAKE_DIR", str(tmp_path))  # the lake's dbt turn lock
+    monkeypatch.setattr(build_loop, "TURN_GAP", 0.01)
+    schedule = DbtArgsOnly(["--vars", "{cdc_check_all: false}", "--threads", "2"], tests_every=600)
+    assert schedule.run() == 0
+    first, *cycles = schedule.commands
+    # the schedule's first build runs every data test, so no batch is left pending from before it
+    assert first == ["build", "--vars", "{cdc_check_all: false}", "--threads", "2"]
+    assert cycles == [["build", "--selector", "scheduled_cycle", "--vars",
+                       '{"cdc_check_all": false, "cdc_defer_tests": true}', "--threads", "2"]] * 3
+    every_time = DbtArgsOnly([], tests_every=None)
+    assert every_time.run() == 0
+    assert every_time.commands == [["build"]] * 4
+    # a build with every test once the last began tests_every seconds ago
+    due = DbtArgsOnly([], tests_every=0.001)
+    assert due.run() == 0
+    assert due.commands == [["build"]] * 4

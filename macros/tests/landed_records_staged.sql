@@ -8,12 +8,14 @@
         recorded its last batch (record_tested_batch; a scheduled build), both sides are cut to
         it: the staged rows by tested_batch, the raw records by the batch's cursor alone (a
         landing the build staged nothing of lies below the batch's least staged landing_seq,
-        and must still fail). Else, and with var `cdc_check_all`, every record. -#}
-    {%- set staged_cut = tested_batch(staged) if execute else none -%}
+        and must still fail). Else, and with var `cdc_check_all`, every record. A cycle of
+        `cdc-lake build --tests-every` reconciles its own batch alone (`own_batch`): the other
+        data tests it defers read every pending batch at the next build that runs them. -#}
+    {%- set staged_cut = tested_batch(staged, own_batch=true) if execute else none -%}
     {%- set landed_cut = none -%}
     {%- if staged_cut is not none -%}
         {%- set record = tested_batch_record(staged) -%}
-        {%- set landed_cut = landed_after(record['after'], record['column']) -%}
+        {%- set landed_cut = landed_after(record.get('own', record['after']), record['column']) -%}
     {%- endif -%}
     with landed as (
 

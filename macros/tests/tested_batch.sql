@@ -15,7 +15,12 @@
         Only `dbt run` and `dbt build` record anything; `dbt compile` or `dbt docs generate`
         renders the model without writing it. Recorded before the write: until the write commits,
         no row lies beyond the cursor, so a failed write leaves a record that still names the rows
-        a build wrote. -#}
+        a build wrote.
+        Var `cdc_defer_tests` (a `cdc-lake build --tests-every` cycle, which runs the models and
+        the reconciliation only) marks the record `pending`; while it is, later builds keep its
+        cursor, so the next build that runs the data tests checks every batch written since the
+        last one that did, not only its own; the record keeps the build's own cursor too
+        (`own`), for the reconciliation each cycle runs on its own batch. -#}
     {#- a unit test renders the model too (`dbt build` runs them): it writes nothing, so no record -#}
     {%- if not execute or flags.WHICH not in ('run', 'build') or model.resource_type != 'model' or this is none -%}
         {{ return('') }}
@@ -23,7 +28,13 @@
     {%- if is_incremental() and batch_marked_empty(batch_filter) -%}
         {{ return('') }}
     {%- elif is_incremental() and not is_first_build(watermark) -%}
-        {%- set record = {'column': column, 'after': watermark} -%}
+        {%- set previous = tested_batch_record(this) -%}
+        {%- set untested = previous is not none and previous.get('pending', false)
+                           and previous['column'] == column -%}
+        {%- set record = {'column': column, 'after': previous['after'] if untested else watermark} -%}
+        {%- if var('cdc_defer_tests') | string | lower == 'true' -%}
+            {%- do record.update({'pending': true, 'own': watermark}) -%}
+        {%- endif -%}
         {%- do run_query("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
                          ~ "' = " ~ sql_string_literal(tojson(record)) ~ ")") -%}
         {%- do build_memo().setdefault('tested_batches', {}).update({this | string: record}) -%}
@@ -51,7 +62,7 @@
 {% endmacro %}
 
 
-{% macro tested_batch(relation) %}
+{% macro tested_batch(relation, own_batch=false) %}
     {#- The SQL condition that keeps the rows `relation`'s last incremental build wrote (from the
         record of record_tested_batch), or none when a test must read the whole table: var
         `cdc_check_all` is true, the relation's last build was a first or full-refresh build, the
@@ -60,7 +71,8 @@
         recorded (the view passes it through unchanged): every row the build wrote, and at
         most a few more. For the model itself, the per-format condition of landed_after, and the
         floor as well (batch_floor), which the first implies but which lets Iceberg skip every
-        data file an older build wrote. -#}
+        data file an older build wrote. With `own_batch`, the rows of the last build's own batch
+        even while earlier batches' tests are pending (record_tested_batch's `own`). -#}
     {%- if not execute or var('cdc_check_all') | string | lower == 'true' -%}
         {{ return(none) }}
     {%- endif -%}
@@ -85,7 +97,8 @@
                         or node.columns.get(record['column']) is none) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set written = landed_after(record['after'], record['column']) -%}
+    {%- set after = record.get('own', record['after']) if own_batch else record['after'] -%}
+    {%- set written = landed_after(after, record['column']) -%}
     {%- set floor = batch_floor(source, written, record['column']) -%}
     {%- if is_view -%}
         {#- a view: without its model's format column, the floor alone -#}

@@ -14,6 +14,14 @@ build when it is due, in the same warm session and lake turn; after the other bu
 `cdc_compact_latest` keeps the partition every read of `cdc_current` scans from piling up files.
 Without --every (one build, as from cron) the same follows the build, the upkeep's clock kept in a
 file beside the lake.
+
+With --tests-every T, the builds between two with every data test are cycles: every seed and model,
+and the reconciliation of each raw table's batch against what its base model staged, record by
+record (selector `scheduled_cycle`; var `cdc_defer_tests` marks their batches pending). A build
+with every data test runs first, then again whenever the last began T seconds ago or more; its tests
+check every batch the cycles wrote since (macro record_tested_batch). A cycle costs the models and
+the reconciliation alone, so changes show sooner (docs/scheduled_builds.md, "Cycles and the data
+tests' cadence").
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
 status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more.
 A failed build does not stop the schedule: the next one picks up what it left, as a scheduler's
@@ -84,10 +92,12 @@ class Schedule:
 
     def __init__(self, project_dir: Path, dbt_args: Sequence[str], every: float | None, times: int | None,
                  log: Path | None, echo: Callable[[str], None] = print, upkeep: Upkeep | None = None,
-                 latest_max_files: int | None = None) -> None:
+                 latest_max_files: int | None = None, tests_every: float | None = None) -> None:
         self.project_dir = project_dir
         self.dbt_args = list(dbt_args)
         self.every = every
+        self.tests_every = tests_every
+        self.tested_at: float | None = None  # when the last build with every data test began
         self.times = times
         self.log = log
         self.echo = echo
@@ -117,19 +127,34 @@ class Schedule:
         finally:
             os.chdir(cwd)
 
+    def is_cycle(self) -> bool:
+        """True when the next build is a cycle (models and reconciliation): with --tests-every,
+        unless no build with every test has begun yet in this process or the last began
+        `tests_every` seconds ago or more."""
+        if self.tests_every is None or self.tested_at is None:
+            return False
+        return time.monotonic() - self.tested_at < self.tests_every
+
     def build_once(self, number: int) -> int:
         """One `dbt build` in this process, in the lake's dbt turn; dbt's exit status (0, 1, 2)."""
         from cdc_lake.hook import lake_turn
 
+        cycle = self.is_cycle()
+        args = cycle_args(self.dbt_args) if cycle else ["build", *self.dbt_args]
+        if not cycle:
+            self.tested_at = time.monotonic()
         started = time.time()
-        self._write({"event": "start", "build": number, "pid": os.getpid(), "at": started})
+        kind = "cycle" if cycle else "build"
+        self._write({"event": "start", "build": number, "kind": kind, "pid": os.getpid(), "at": started})
         with lake_turn("build"):
-            result = self._invoke(["build", *self.dbt_args])
+            result = self._invoke(args)
         status = _status(result)
         ended = time.time()
-        self._write({"event": "end", "build": number, "pid": os.getpid(), "at": ended, "status": status,
-                     "seconds": round(ended - started, 1), "slowest": slowest_nodes(result.result)})
-        self.echo(f"cdc-lake build: build {number} {'done' if status == 0 else f'failed (status {status})'} "
+        self._write({"event": "end", "build": number, "kind": kind, "pid": os.getpid(), "at": ended,
+                     "status": status, "seconds": round(ended - started, 1),
+                     "slowest": slowest_nodes(result.result)})
+        what = "cycle (models and reconciliation)" if cycle else "build"
+        self.echo(f"cdc-lake build: {what} {number} {'done' if status == 0 else f'failed (status {status})'} "
                   f"in {ended - started:.1f} s")
         return status
 
@@ -201,6 +226,21 @@ class Schedule:
                 signal.signal(s, handler)
 
 
+def cycle_args(dbt_args: Sequence[str]) -> list[str]:
+    """dbt's arguments for a cycle: `build --selector scheduled_cycle` with var `cdc_defer_tests`
+    added to the user's --vars (a YAML mapping, which dbt takes once)."""
+    import yaml
+
+    args = list(dbt_args)
+    variables: dict[str, Any] = {}
+    if "--vars" in args:
+        at = args.index("--vars")
+        variables = dict(yaml.safe_load(args[at + 1]) or {})
+        del args[at:at + 2]
+    variables["cdc_defer_tests"] = True
+    return ["build", "--selector", "scheduled_cycle", "--vars", json.dumps(variables), *args]
+
+
 def _keep_logged(lines: list[str]) -> Callable[[Any], None]:
     """A dbt callback that keeps the lines macros log (files and snapshots per table) in `lines`."""
 
@@ -251,6 +291,13 @@ def main(args: argparse.Namespace) -> int:
     if args.upkeep_every is not None and args.upkeep_every <= 0:
         print("cdc-lake build: --upkeep-every takes a positive number of seconds", file=sys.stderr)
         return 2
+    if args.tests_every is not None and (args.tests_every <= 0 or args.every is None):
+        print("cdc-lake build: --tests-every takes a positive number of seconds, with --every", file=sys.stderr)
+        return 2
+    if args.tests_every is not None and {"-s", "--select", "--selector", "--exclude"} & set(dbt_args):
+        print("cdc-lake build: --tests-every chooses each build's selection; leave out dbt's --select, "
+              "--selector and --exclude", file=sys.stderr)
+        return 2
     if args.latest_max_files is not None and (args.upkeep_every is None or args.latest_max_files < 1):
         print("cdc-lake build: --latest-max-files takes a positive number, with --upkeep-every", file=sys.stderr)
         return 2
@@ -271,4 +318,4 @@ def main(args: argparse.Namespace) -> int:
 
         upkeep = Upkeep(args.upkeep_every, args.expire_args, lake_dir() / f"upkeep-{model_schema()}.last")
     return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep,
-                    latest_max_files=args.latest_max_files).run()
+                    latest_max_files=args.latest_max_files, tests_every=args.tests_every).run()

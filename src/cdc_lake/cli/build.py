@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--every", type=float, metavar="S", help="seconds between build starts (default: once)")
     parser.add_argument("--times", type=int, metavar="N", help="stop after N builds")
+    parser.add_argument("--tests-every", type=float, metavar="T",
+                        help="with --every: run dbt's data tests in a build every T seconds; the builds "
+                             "between are cycles of the models and the raw tables' reconciliation, and "
+                             "the next build with every test checks all their batches")
     parser.add_argument("--upkeep-every", type=float, metavar="S",
                         help="after a build, run cdc_compact and cdc_expire_snapshots when the last ran S "
                              "seconds ago or more, and cdc_compact_latest after the other builds")
