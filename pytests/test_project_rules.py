@@ -187,20 +187,30 @@ def test_the_verification_results_ddl_agrees_in_python_and_the_hook(manifest):
 
 
 def test_each_override_of_a_dbt_macro_is_pinned_to_the_macro_it_replaces(manifest):
-    """A project macro named like one of dbt's or dbt-spark's replaces it for the whole project. Each
-    such override says in one line why it exists (meta.why) and pins, by SHA-256, the text of every
-    macro it replaces (meta.overrides). When a dbt upgrade changes a replaced macro, this fails: the
-    override was written against the old text and must be read again (then the pin updated)."""
+    """A project macro named like one of dbt's or dbt-spark's replaces it for the whole project, and
+    one named `spark__<name>` where dbt has only `default__<name>` replaces that through dbt's
+    adapter dispatch. Each such override says in one line why it exists (meta.why) and pins, by
+    SHA-256, the text of every macro it replaces (meta.overrides). When a dbt upgrade changes a
+    replaced macro, this fails: the override was written against the old text and must be read
+    again (then the pin updated)."""
     import hashlib
 
     macros = manifest["macros"]
     ours = {m["name"]: m for m in macros.values() if m["package_name"] == "cdc_lake"}
+    upstream_names = {m["name"] for m in macros.values() if m["package_name"] in ("dbt", "dbt_spark")}
+
+    def replaced_by_ours(name: str) -> bool:
+        dispatched = name.removeprefix("default__")
+        return name in ours or (name.startswith("default__") and f"spark__{dispatched}" in ours
+                                and f"spark__{dispatched}" not in upstream_names)
+
     upstream = {
         f"{m['package_name']}.{m['name']}": hashlib.sha256(m["macro_sql"].encode()).hexdigest()
         for m in macros.values()
-        if m["package_name"] in ("dbt", "dbt_spark") and m["name"] in ours
+        if m["package_name"] in ("dbt", "dbt_spark") and replaced_by_ours(m["name"])
     }
-    assert len(upstream) >= 7, upstream
+    assert {"dbt.default__get_test_sql", "dbt.default__get_where_subquery"} <= set(upstream), upstream
+    assert len(upstream) >= 9, upstream
     pinned: dict[str, str] = {}
     for name, macro in ours.items():
         meta = macro.get("meta") or {}
@@ -228,6 +238,21 @@ def test_the_materialization_sees_the_compiled_sql(manifest):
     source = inspect.getsource(ModelContext.ctx_model.fget)
     assert "compiled_code" in source and "to_dict" in source, source
     assert "model.get('compiled_code')" in manifest["macros"]["macro.cdc_lake.source_is_empty"]["macro_sql"]
+
+
+def test_the_build_memo_lives_in_one_graph_object_per_invocation(manifest):
+    """build_memo keeps what one invocation read from the catalog in dbt's `graph` context object
+    (its threads share it; macros have no other state that outlives a node). Pinned: every node's
+    context hands out the manifest's one flat graph, built once per invocation, not a copy."""
+    import inspect
+
+    from dbt.context.providers import ProviderContext
+    from dbt.contracts.graph.manifest import Manifest
+
+    source = inspect.getsource(ProviderContext.graph.fget)
+    assert source.rstrip().endswith("return self.manifest.flat_graph"), source
+    assert "self.flat_graph = {" in inspect.getsource(Manifest.build_flat_graph)
+    assert "graph.setdefault('cdc_lake_build_memo'" in manifest["macros"]["macro.cdc_lake.build_memo"]["macro_sql"]
 
 
 PACKAGE = PROJECT_DIR / "src" / "cdc_lake"
