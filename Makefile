@@ -171,7 +171,7 @@ bench-capacity: $(BENCH_STAMP)
 
 # A day in production, compressed: producer, `cdc-lake consume --follow`, a build loop, upkeep and
 # seeded faults for DURATION seconds at RATE change records/s (all formats together), then
-# everything checked against the simulator's truth; writes docs/soak.md (src/cdc_lake/bench/soak.py).
+# everything checked against the simulator's truth; writes docs/soak.md (src/cdc_lake/bench/soak/).
 DURATION ?= 1800
 RATE ?= 100
 soak: $(BENCH_STAMP)
