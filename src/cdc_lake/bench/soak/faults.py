@@ -26,8 +26,15 @@ class FaultSchedule(SoakState):
         for at, fault in plan:
             if self.stop.wait(max(0.0, at - self.now())):
                 return
-            if fault == "kill_consumer" and self.consumer is not None:
-                os.killpg(self.consumer.pid, signal.SIGKILL)
+            if fault == "kill_consumer":
+                # a live consumer: one killed a moment before (two faults due together, or after a
+                # recreated topic held the schedule) is started again by its supervisor within 2 s
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and not self.stop.is_set() and (
+                        self.consumer is None or self.consumer.poll() is not None):
+                    time.sleep(0.5)
+                if self.consumer is not None and self.consumer.poll() is None:
+                    os.killpg(self.consumer.pid, signal.SIGKILL)
             elif fault == "kill_build":
                 deadline = time.monotonic() + 120
                 while self.open_build is None and time.monotonic() < deadline and not self.stop.is_set():
