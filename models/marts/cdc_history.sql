@@ -9,20 +9,14 @@
     )
 }}
 
--- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to).
--- The one model of change semantics: cdc_current is each key's latest version read from here.
--- Incremental, per key touched by newly landed changes: an appended key (every new change ordered
--- after the key's built ones, the usual case) has its latest version, and the delete that closed
--- it if one did, read from this table and the new changes played after it; a late key (a new
--- change ordered before a built one) has its whole history rebuilt from the change log, and the
--- versions the rebuild no longer produces removed. The change log's history is read only in four
--- narrow columns, to tell the two apart. A keyless row is identified by its image; its version
--- holds how many identical rows exist (row_count), and every change of that number closes it.
--- A TRUNCATE or DROP TABLE (is_table_reset) sends no row changes: after each change of a key, the
--- table's next reset is played as one more change (op `t`) that ends the row if still live. A
--- batch that lands a reset rebuilds every key of the table changed before it, and a new change
--- ordered before its table's last reset makes its key late. Both give what a full rebuild gives.
--- Partitioned by is_latest: the versions each run and cdc_current read sit apart from the rest.
+-- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to);
+-- the one model of change semantics (cdc_current reads each key's latest version from here). Steps:
+-- the batch's changes and keys; each key classified (history_key_classes): appended, its latest
+-- version read from this table and its new changes played after it, or late, its history replayed
+-- from the change log and the built versions the replay no longer produces deleted; table resets
+-- played (play_table_resets); unavailable values resolved (resolve_unavailable_values); row counts,
+-- validity, versions. Each step carries the columns of cdc_columns('history_changes'). Partitioned
+-- by is_latest: the versions each run and cdc_current read sit apart from the rest.
 
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
@@ -35,6 +29,9 @@
 {%- do record_tested_batch(watermark, batch_filter, 'last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
+{#- a change-log row (alias `changes`) as a history change of a key of the batch (alias `batch_keys`) -#}
+{%- set played_change = {'image': history_image('changes'), 'row_delta': keyless_row_delta('changes'),
+    'batch_landing_seq': 'batch_keys.batch_landing_seq', 'is_open_version': 'false'} %}
 
 with new_changes as (
 
@@ -46,8 +43,7 @@ with new_changes as (
 
 table_resets as (
 
-    -- each TRUNCATE / DROP TABLE with the reset before it in its table: a change ordered between
-    -- the two is followed by this reset
+    -- each TRUNCATE / DROP TABLE, with the reset before it in its table
     {{ table_resets() }}
 
 ),
@@ -63,98 +59,33 @@ touched_keys as (
 
 ),
 
+key_classes as (
+
+    -- how each key is played: appended after its latest version, or late and replayed whole
+    {{ history_key_classes('touched_keys', 'table_resets', watermark, resets_landed, broadcast_keys) | indent(4) }}
+
+),
+
+late_keys as (
+
+    select * from key_classes
+    where is_late
+
+),
+
 {% if is_incremental() %}
-
-    reset_keys as (
-
-        -- keys of a table reset in this batch that changed before the reset: rebuilt as late keys
-        select
-            {{ qualified_columns('changes', keys) }},
-            max(resets.landing_seq) as batch_landing_seq
-        from {{ ref('cdc_changelog') }} as changes
-        inner join table_resets as resets
-            on
-                {{ join_on_keys('changes', 'resets', keys[:3]) }}
-                and changes.change_order < resets.reset_order
-        where {{ landed_after(watermark, 'resets.landing_seq', 'resets.source_format') if resets_landed else 'false' }}
-        group by {{ qualified_columns('changes', keys) }}
-
-    ),
-
-    built_keys as (
-
-        -- what earlier builds saw of each touched key (narrow columns of the change log); a
-        -- small batch's keys are broadcast, so the scan is cut map-side instead of shuffled whole
-        select {% if broadcast_keys %}/*+ broadcast(touched_keys) */{% endif %}
-            {{ key_columns }},
-            max(change_order) as last_built_order,
-            max(commit_ts) as last_built_ts
-        from {{ ref('cdc_changelog') }} as changes
-        left semi join touched_keys
-            on {{ join_on_keys('changes', 'touched_keys', keys) }}
-        where not {{ landed_after(watermark, 'changes.landing_seq', 'changes.source_format') }}
-        group by {{ key_columns }}
-
-    ),
-
-    last_resets as (
-
-        select source_system, database_name, table_name, max(reset_order) as last_reset_order
-        from table_resets
-        group by source_system, database_name, table_name
-
-    ),
-
-    touched_with_past as (
-
-        -- late: a new change ordered before a built change, or before its table's last reset (the
-        -- reset closed versions the change must come before), or its table reset in this batch
-        select /*+ broadcast(last_resets) */
-            {{ qualified_columns('touched_keys', keys) }},
-            touched_keys.first_new_order,
-            greatest(touched_keys.batch_landing_seq, reset_keys.batch_landing_seq) as batch_landing_seq,
-            built_keys.last_built_order,
-            built_keys.last_built_ts,
-            coalesce(built_keys.last_built_order >= touched_keys.first_new_order, false)
-            or coalesce(last_resets.last_reset_order > touched_keys.first_new_order, false)
-            or reset_keys.row_key is not null as is_late
-        from touched_keys
-        left join built_keys
-            on {{ join_on_keys('touched_keys', 'built_keys', keys) }}
-        left join reset_keys
-            on {{ join_on_keys('touched_keys', 'reset_keys', keys) }}
-        left join last_resets
-            on {{ join_on_keys('touched_keys', 'last_resets', keys[:3]) }}
-
-    ),
-
-    late_keys as (
-
-        select {{ key_columns }}, batch_landing_seq from touched_with_past
-        where is_late
-
-        union all
-
-        select {{ qualified_columns('reset_keys', keys) }}, reset_keys.batch_landing_seq
-        from reset_keys
-        left anti join touched_keys
-            on {{ join_on_keys('reset_keys', 'touched_keys', keys) }}
-
-    ),
 
     appended_keys as (
 
-        select * from touched_with_past
+        select * from key_classes
         where not is_late
 
     ),
 
     latest_versions as (
 
-        -- the version each appended key is in now, and the delete that closed it, if one did (a
-        -- reset that closed it is played again by key_changes); the new changes follow them. One
-        -- read of the latest versions, each copied for its closing delete: a union of two selects
-        -- read the partition, images and all, twice
+        -- each appended key's latest version, copied for the delete that closed it if one did (a
+        -- closing reset is played again): one read, where a union read the partition twice
         {%- set version = {
             'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
             'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
@@ -166,7 +97,8 @@ touched_keys as (
             'change_order': 'existing.closing_change_order', 'change_id': 'existing.closing_change_id',
             'commit_ts': 'existing.valid_to',
         } %}
-        {%- set version_or_delete = copied_row_values('copies.is_closing_delete', closing_delete, version, 'existing') %}
+        {%- set version_or_delete = copied_row_values('copies.is_closing_delete', closing_delete, version,
+                                                      'existing') %}
         select {% if broadcast_keys %}/*+ broadcast(appended_keys) */{% endif %}
             {{ canonical_columns('history_changes', relation='existing', values=version_or_delete) | indent(12) }}
         from {{ this }} as existing
@@ -181,24 +113,19 @@ touched_keys as (
 
     appended_changes as (
 
-        -- the running commit time (floor_ts) carries on from the built changes
+        -- the running commit time (floor_ts) carries on from the key's built changes
         select
-            {{ canonical_columns('history_changes', relation='new_changes', values={
-                'image': history_image('new_changes'),
-                'row_delta': keyless_row_delta('new_changes'),
-                'batch_landing_seq': 'appended_keys.batch_landing_seq',
-                'floor_ts': 'appended_keys.last_built_ts',
-                'is_open_version': 'false',
-            }) | indent(12) }}
-        from new_changes
-        inner join appended_keys
-            on {{ join_on_keys('new_changes', 'appended_keys', keys) }}
+            {{ canonical_columns('history_changes', relation='changes',
+                                 values=dict(played_change, floor_ts='batch_keys.last_built_ts')) | indent(12) }}
+        from new_changes as changes
+        inner join appended_keys as batch_keys
+            on {{ join_on_keys('changes', 'batch_keys', keys) }}
 
     ),
 
     built_versions as (
 
-        -- the ids of the built versions of late keys: those the rebuild no longer produces are deleted
+        -- the ids of the built versions of late keys: those the replay no longer produces are deleted
         select {% if broadcast_keys %}/*+ broadcast(late_keys) */{% endif %}
             {{ qualified_columns('existing', ['version_id'] + keys) }}
         from {{ this }} as existing
@@ -207,26 +134,17 @@ touched_keys as (
 
     ),
 
-{% else %}
-
-    -- a full build: every key is rebuilt from the change log
-    late_keys as (select * from touched_keys),
-
 {% endif %}
 
 replayed_changes as (
 
-    select {% if broadcast_keys %}/*+ broadcast(late_keys) */{% endif %}
-        {{ canonical_columns('history_changes', relation='changes', values={
-            'image': history_image('changes'),
-            'row_delta': keyless_row_delta('changes'),
-            'batch_landing_seq': 'late_keys.batch_landing_seq',
-            'floor_ts': none,
-            'is_open_version': 'false',
-        }) | indent(8) }}
+    -- from the key's first change: no running commit time to carry on from
+    select {% if broadcast_keys %}/*+ broadcast(batch_keys) */{% endif %}
+        {{ canonical_columns('history_changes', relation='changes',
+                             values=dict(played_change, floor_ts=none)) | indent(8) }}
     from {{ ref('cdc_changelog') }} as changes
-    inner join late_keys
-        on {{ join_on_keys('changes', 'late_keys', keys) }}
+    inner join late_keys as batch_keys
+        on {{ join_on_keys('changes', 'batch_keys', keys) }}
 
 ),
 
@@ -242,142 +160,17 @@ row_changes as (
 
 ),
 
-changes_before_resets as (
-
-    -- each change with the first reset of its table after it, if any (the reset that ends the row
-    -- if it is still live then), and what that reset's row in key_changes carries: over the key's
-    -- changes before the reset, the least format, whether any is keyless, the latest batch and
-    -- running commit time; the key's last change before the reset brings it in (precedes_reset)
-    select /*+ broadcast(resets) */
-        row_changes.*,
-        resets.reset_order,
-        resets.reset_id,
-        resets.reset_ts,
-        min(row_changes.source_format) over before_reset as reset_source_format,
-        bool_or(row_changes.is_keyless) over before_reset as reset_is_keyless,
-        max(row_changes.batch_landing_seq) over before_reset as reset_batch_landing_seq,
-        max(row_changes.floor_ts) over before_reset as reset_floor_ts,
-        resets.reset_order is not null
-        and row_number() over (
-            partition by {{ qualified_columns('row_changes', keys) }}, resets.reset_order
-            order by row_changes.change_order desc, row_changes.change_id desc
-        ) = 1 as precedes_reset
-    from row_changes
-    left join table_resets as resets
-        on
-            {{ join_on_keys('row_changes', 'resets', keys[:3]) }}
-            and row_changes.change_order < resets.reset_order
-            and (resets.previous_reset_order is null or row_changes.change_order >= resets.previous_reset_order)
-    window before_reset as (partition by {{ qualified_columns('row_changes', keys) }}, resets.reset_order)
-
-),
-
 key_changes as (
 
-    -- every change, and each reset that follows a change of the key, once per key and reset: it
-    -- ends the row like a delete and carries no image. One pass over the changes, each copied for
-    -- its reset (a union with the resets selected apart would compute every change twice: Spark
-    -- inlines a CTE at each use)
-    {%- set reset_row = {
-        'source_format': 'changes.reset_source_format', 'primary_key': 'null', 'op': "'t'", 'image': 'null',
-        'unavailable_columns': 'cast(array() as array<string>)',
-        'is_keyless': 'changes.reset_is_keyless', 'row_delta': '0', 'change_order': 'changes.reset_order',
-        'change_id': 'changes.reset_id', 'commit_ts': 'changes.reset_ts',
-        'batch_landing_seq': 'changes.reset_batch_landing_seq', 'floor_ts': 'changes.reset_floor_ts',
-        'is_open_version': 'false',
-    } %}
-    {%- set change_or_reset = copied_row_values('copies.is_reset', reset_row, relation='changes') %}
-    select
-        {{ canonical_columns('history_changes', relation='changes', values=change_or_reset) | indent(8) }}
-    from changes_before_resets as changes
-        lateral view explode(if(changes.precedes_reset, array(false, true), array(false))) copies as is_reset
-
-),
-
-unavailable_in_key as (
-
-    -- Unavailable values (an unchanged PostgreSQL TOAST value, the other columns of a key-only
-    -- delete) are the key's previous known value of the column in source order. Each change
-    -- with the columns that any change of its key leaves unavailable: most keys have none
-    select
-        *,
-        array_distinct(flatten(collect_set(coalesce(unavailable_columns, array())) over whole_key))
-            as key_unavailable_columns
-    from key_changes
-    window whole_key as ({{ in_key_order }} rows between unbounded preceding and unbounded following)
-
-),
-
-column_values as (
-
-    -- one row per change and column of key_unavailable_columns (a key without any: one row, no
-    -- column), with the column's last value known at the change: from the latest change up to
-    -- it that carried the column (a reset carries none; neither does a keyless row's image,
-    -- which is its identity)
-    select
-        changes.*,
-        unavailable.column_name,
-        last_value(
-            if(
-                changes.op = 't' or changes.is_keyless
-                or array_contains(coalesce(changes.unavailable_columns, array()), unavailable.column_name)
-                or not map_contains_key(coalesce(changes.image, map()), unavailable.column_name),
-                null,
-                named_struct('value', changes.image[unavailable.column_name])
-            ),
-            true
-        ) over column_so_far as known
-    from unavailable_in_key as changes
-        lateral view explode_outer(changes.key_unavailable_columns) unavailable as column_name
-    window column_so_far as (
-        partition by {{ qualified_columns('changes', keys) }}, unavailable.column_name
-        order by changes.change_order, changes.change_id
-        rows between unbounded preceding and current row
-    )
-
-),
-
-column_values_per_change as (
-
-    -- the known values of each change's unavailable columns gathered on its first row
-    select
-        *,
-        collect_list(
-            if(
-                array_contains(coalesce(unavailable_columns, array()), column_name),
-                named_struct('name', column_name, 'known', known),
-                null
-            )
-        ) over whole_change as resolved_columns,
-        row_number() over this_change as column_number
-    from column_values
-    window
-        this_change as (partition by {{ key_columns }}, change_order, change_id order by column_name),
-        whole_change as (
-            partition by {{ key_columns }}, change_order, change_id order by column_name
-            rows between unbounded preceding and unbounded following
-        )
+    -- every change, and each table reset that follows a change of the key
+    {{ play_table_resets('row_changes', 'table_resets') | indent(4) }}
 
 ),
 
 resolved as (
 
-    -- each change once, with its unavailable values filled in; a column that no earlier change of
-    -- the key carried stays null and is named in unknown_columns
-    {%- set resolved_image %}
-        case
-            when size(per_change.resolved_columns) = 0 then per_change.image
-            else map_concat(
-                map_filter(per_change.image, (rc_k, rc_v) -> not array_contains(per_change.unavailable_columns, rc_k)),
-                map_from_entries(transform(per_change.resolved_columns, rc -> struct(rc.name, rc.known.value)))
-            )
-        end
-    {%- endset %}
-    select
-        {{ canonical_columns('history_changes', relation='per_change', values={'image': resolved_image}) | indent(8) }},
-        transform(filter(per_change.resolved_columns, rc -> rc.known is null), rc -> rc.name) as unknown_columns
-    from column_values_per_change as per_change
-    where per_change.column_number = 1
+    -- unavailable values taken from the key's previous changes (unknown_columns where none)
+    {{ resolve_unavailable_values('key_changes') | indent(4) }}
 
 ),
 
@@ -487,10 +280,8 @@ final as (
 
 {% if is_incremental() %}
 
-    -- every version of the batch, and a delete for each built version of a late key that the
-    -- rebuild no longer produces (the MERGE deletes it by version_id and reads nothing else of it).
-    -- One outer join rather than a union with an anti join: Spark inlines a CTE wherever it is
-    -- used, so a second reference to `final` would plan and compute the whole batch twice.
+    -- the batch's versions, and a delete (by version_id) for each built version of a late key the
+    -- replay no longer produces: one outer join, as a second use of `final` would compute it twice
     {%- set identity = {} %}
     {%- for column in ['version_id'] + keys %}
         {%- do identity.update({column: 'coalesce(final.' ~ column ~ ', built_versions.' ~ column ~ ')'}) %}

@@ -1,0 +1,99 @@
+{% macro history_key_classes(touched_keys, table_resets, watermark, resets_landed=false, broadcast_keys=false) %}
+    {#- How a build of cdc_history plays each key it writes: one row per key with is_late, its
+        batch_landing_seq and last_built_ts (the latest commit time of its built changes, where
+        an appended key's played changes carry on from).
+        Appended (is_late false): every new change of the key is ordered after the key's built
+        changes and after its table's last reset; its new changes are played after its latest
+        version. Late (true): a new change is ordered at or before a built change, or before its
+        table's last reset, or a reset landed in this batch follows a change of the key; its
+        whole history is replayed from the change log. Keys only such a reset reaches (no new
+        change) are late too. The history of cdc_changelog is read in four narrow columns. A
+        full build plays every key as late. -#}
+    {%- set keys = cdc_row_key_columns() -%}
+    {%- set key_columns = keys | join(', ') -%}
+    {%- if not is_incremental() -%}
+select
+    {{ key_columns }},
+    batch_landing_seq,
+    cast(null as timestamp) as last_built_ts,
+    true as is_late
+from {{ touched_keys }}
+    {%- else -%}
+with reset_keys as (
+
+    -- keys of a table reset landed in this batch that changed before the reset
+    select
+        {{ qualified_columns('changes', keys) }},
+        max(resets.landing_seq) as batch_landing_seq
+    from {{ ref('cdc_changelog') }} as changes
+    inner join {{ table_resets }} as resets
+        on
+            {{ join_on_keys('changes', 'resets', keys[:3]) }}
+            and changes.change_order < resets.reset_order
+    where {{ landed_after(watermark, 'resets.landing_seq', 'resets.source_format') if resets_landed else 'false' }}
+    group by {{ qualified_columns('changes', keys) }}
+
+),
+
+built_keys as (
+
+    -- what earlier builds saw of each touched key; a small batch's keys are broadcast, so the
+    -- scan of the change log is cut map-side instead of shuffled whole
+    select {% if broadcast_keys %}/*+ broadcast(touched_keys) */{% endif %}
+        {{ key_columns }},
+        max(change_order) as last_built_order,
+        max(commit_ts) as last_built_ts
+    from {{ ref('cdc_changelog') }} as changes
+    left semi join {{ touched_keys }} as touched_keys
+        on {{ join_on_keys('changes', 'touched_keys', keys) }}
+    where not {{ landed_after(watermark, 'changes.landing_seq', 'changes.source_format') }}
+    group by {{ key_columns }}
+
+),
+
+last_resets as (
+
+    select source_system, database_name, table_name, max(reset_order) as last_reset_order
+    from {{ table_resets }}
+    group by source_system, database_name, table_name
+
+),
+
+touched as (
+
+    select /*+ broadcast(last_resets) */
+        {{ qualified_columns('touched_keys', keys) }},
+        greatest(touched_keys.batch_landing_seq, reset_keys.batch_landing_seq) as batch_landing_seq,
+        built_keys.last_built_ts,
+        coalesce(built_keys.last_built_order >= touched_keys.first_new_order, false)
+        or coalesce(last_resets.last_reset_order > touched_keys.first_new_order, false)
+        or reset_keys.row_key is not null as is_late
+    from {{ touched_keys }} as touched_keys
+    left join built_keys
+        on {{ join_on_keys('touched_keys', 'built_keys', keys) }}
+    left join reset_keys
+        on {{ join_on_keys('touched_keys', 'reset_keys', keys) }}
+    left join last_resets
+        on {{ join_on_keys('touched_keys', 'last_resets', keys[:3]) }}
+
+)
+
+select
+    {{ key_columns }},
+    batch_landing_seq,
+    last_built_ts,
+    is_late
+from touched
+
+union all
+
+select
+    {{ qualified_columns('reset_keys', keys) }},
+    reset_keys.batch_landing_seq,
+    cast(null as timestamp) as last_built_ts,
+    true as is_late
+from reset_keys
+left anti join {{ touched_keys }} as touched_keys
+    on {{ join_on_keys('reset_keys', 'touched_keys', keys) }}
+    {%- endif %}
+{%- endmacro %}
