@@ -260,32 +260,20 @@ def test_unland_removes_a_mistake_and_the_full_refresh_forgets_it(lake, tmp_path
     assert {r["unaccounted_records"] for r in lake.rows("select * from {schema}.cdc_reconciliation")} == {0}
 
 
-class SparkCursor:
-    """The DB-API calls `land_over_thrift` makes, answered by this process's Spark session: the
-    thrift path's own SQL runs on real Spark, without a Thrift Server."""
-
-    def __init__(self, spark) -> None:
-        self.spark = spark
-        self.rows: list[tuple] = []
-
-    def execute(self, sql: str) -> None:
-        self.rows = [tuple(row) for row in self.spark.sql(sql).collect()]
-
-    def fetchall(self) -> list[tuple]:
-        return self.rows
-
-
 def test_the_thrift_path_reports_conflicts_with_the_same_sql(lake, tmp_path):
-    from cdc_lake.landing import land_over_thrift
+    """The Thrift executor's SQL, answered by this process's Spark session (`SparkCursor`)."""
+    from cdc_lake.landing import land
+    from cdc_lake.testing.landing_parity import SparkCursor
+    from cdc_lake.thrift import ThriftExecutor
 
     changed = write(tmp_path / "changed.jsonl", kcat_lines([canal_item("INSERT", 1, "other", 1, 99)], topic=TOPIC))
     lake._activate()
-    report = land_over_thrift(SparkCursor(lake.spark), "canal_flat", [str(changed)])
+    report = land(ThriftExecutor(SparkCursor(lake.spark)), "canal_flat", [str(changed)])
     assert (report.records_landed, report.conflicts) == (0, 1)
     assert [(c.topic, c.partition, c.offset, c.topic_incarnation) for c in report.conflict_samples] == [
         (TOPIC, 0, 0, 1)
     ]
-    report = land_over_thrift(SparkCursor(lake.spark), "canal_flat", [str(changed)], incarnation=2)
+    report = land(ThriftExecutor(SparkCursor(lake.spark)), "canal_flat", [str(changed)], incarnation=2)
     assert (report.records_landed, report.conflicts) == (1, 0)
 
 

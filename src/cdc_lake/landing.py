@@ -1,5 +1,6 @@
 """Land Kafka records into the raw Iceberg table of a format: from `kcat -C -J` dumps (here) or
-straight from a broker (`cdc_lake.consume`), through one write path (`merge_batch`).
+straight from a broker (`cdc_lake.consume`), through one write path (`merge_batch`). The same SQL
+runs in the embedded Spark session or over a Spark Thrift Server (`Executor`).
 
 Landing is append-only and idempotent on (topic, partition, offset) within one incarnation of the
 topic: a record already in the table is never written again, so an at-least-once re-delivery of a
@@ -23,23 +24,24 @@ import os
 import tempfile
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cdc_lake.env import lake_dir
 from cdc_lake.formats import FORMATS
-from cdc_lake.kcat import BadLine, SparkRecords, read_records, spark_records, unparsed_line
+from cdc_lake.kcat import BadLine, read_records, spark_records, unparsed_line
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "LandingReport", "Selection", "land", "land_over_thrift", "landing_sequence", "merge_batch_sql",
-    "raw_table", "sql_string", "unland",
+    "Batch", "Executor", "LandingReport", "Selection", "SparkExecutor", "land", "landing_sequence",
+    "merge_batch_sql", "raw_table", "sql_string", "unland",
 ]
 
 # The raw table of every format (the dbt macro create_raw_tables creates the same table;
@@ -140,34 +142,137 @@ _ADDED_COLUMNS = {
 }
 
 
-def raw_table_ddl(fmt: str) -> list[str]:
-    """Statements that create the raw table of `fmt` if missing."""
-    return [
-        f"create database if not exists {quote_identifier(raw_schema())}",
-        f"create table if not exists {raw_table(fmt)} ({RAW_COLUMNS}) using iceberg "
-        f"tblproperties ({RAW_TABLE_PROPERTIES})",
-    ]
+class Executor(ABC):
+    """Where a landing's SQL runs: the embedded Spark session (`SparkExecutor`) or a Spark Thrift
+    Server's DB-API cursor (`cdc_lake.thrift.ThriftExecutor`). Everything a landing does is SQL
+    through `sql`, the same statements in the same order on both; only how a batch of records
+    becomes a relation that SQL can read (`stage_records`, `stage`) is the executor's own."""
+
+    @abstractmethod
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        """Run one statement; its rows (none for a command)."""
+
+    @abstractmethod
+    def stage_records(self, records: Iterable[dict[str, Any]]) -> AbstractContextManager[str]:
+        """Records as `kcat.read_records` yields them, as a relation with the batch columns of
+        `merge_batch_sql` and `batch_order` in their order, for the block."""
+
+    @contextmanager
+    def stage(self, files: Files, report: LandingReport) -> Iterator[Batch | None]:
+        """The valid records of `files` (bad lines go to `report`), None when there is none."""
+        records = read_records(files.paths, report, files.raw_values, files.topic, files.partition, files.progress)
+        with self.stage_records(records) as relation:
+            yield Batch(relation) if report.records_valid else None
 
 
-def missing_column_ddl(fmt: str, present: Iterable[str]) -> list[str]:
-    """`alter table` statements adding the columns a raw table landed by an older version lacks."""
-    have = set(present)
-    return [
-        f"alter table {raw_table(fmt)} add column {name} {kind}"
-        for name, kind in _ADDED_COLUMNS.items()
-        if name not in have
-    ]
+@dataclass
+class Files:
+    """What `land` reads: kcat dumps, or with `raw_values` bare values (see `kcat.read_records`)."""
+
+    paths: list[str]
+    raw_values: bool = False
+    topic: str | None = None
+    partition: int = 0
+    progress: IO[str] | None = None
 
 
-def ensure_raw_table(spark: SparkSession, fmt: str) -> None:
-    for statement in raw_table_ddl(fmt):
-        spark.sql(statement)
-    for statement in missing_column_ddl(fmt, (f.name for f in spark.table(raw_table(fmt)).schema.fields)):
-        spark.sql(statement)
-    # a raw table created before staged landings existed
-    staging = spark.sql(f"show tblproperties {raw_table(fmt)} ('write.wap.enabled')").first()
-    if staging is None or staging[1] != "true":
-        spark.sql(f"alter table {raw_table(fmt)} set tblproperties ('write.wap.enabled' = 'true')")
+@dataclass
+class Batch:
+    """Staged records: `relation` for `merge_batch`; `bounds`, their lowest and highest offset when
+    known; `fallback`, the same records read another way, for when reading `relation` fails on a
+    line it cannot parse whole (`kcat.SparkRecords`)."""
+
+    relation: str
+    bounds: tuple[int, int] | None = None
+    unique_coordinates: bool = False
+    fallback: str | None = None
+
+
+class SparkExecutor(Executor):
+    """A landing in this process's Spark session. kcat dumps are read by Spark
+    (`kcat.spark_records`) unless `read_with_spark` is off; records parsed in Python go through a
+    file Spark reads. A batch is a global temp view: a session's local temp views show in every
+    schema's table list, which a dbt build running at the same time reads."""
+
+    def __init__(self, spark: SparkSession, read_with_spark: bool = True) -> None:
+        self.spark = spark
+        self.read_with_spark = read_with_spark
+
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self.spark.sql(statement).collect()]
+
+    @contextmanager
+    def view(self, frame: DataFrame) -> Iterator[str]:
+        name = f"cdc_lake_landing_{uuid.uuid4().hex}"  # landers may run side by side
+        frame.createOrReplaceGlobalTempView(name)
+        try:
+            yield f"global_temp.{name}"
+        finally:
+            self.spark.catalog.dropGlobalTempView(name)
+
+    @contextmanager
+    def stage_records(self, records: Iterable[dict[str, Any]]) -> Iterator[str]:
+        from pyspark.sql import functions as F
+
+        with tempfile.TemporaryDirectory(prefix="cdc_lake_land_") as tmp:
+            batch_file = Path(tmp) / "batch.jsonl"
+            with batch_file.open("w", encoding="utf-8", errors="surrogateescape") as out:
+                for record in records:
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            batch = (
+                self.spark.read.schema(_BATCH_SCHEMA)
+                .option("mode", "FAILFAST")
+                .json(str(batch_file))
+                .select(
+                    "kafka_topic",
+                    "kafka_partition",
+                    "kafka_offset",
+                    F.timestamp_millis("kafka_timestamp_ms").alias("kafka_timestamp"),
+                    "kafka_key",
+                    "kafka_value",
+                    "kafka_headers",
+                    # file order: one file read in order keeps its lines' order in these ids
+                    F.monotonically_increasing_id().alias("batch_order"),
+                )
+            )
+            with self.view(batch) as relation:
+                yield relation
+
+    @contextmanager
+    def stage(self, files: Files, report: LandingReport) -> Iterator[Batch | None]:
+        if files.raw_values or not self.read_with_spark:
+            with super().stage(files, report) as batch:
+                yield batch
+            return
+        with spark_records(self.spark, files.paths, report) as records, ExitStack() as views:
+            if records is None:
+                yield None
+                return
+            relation = views.enter_context(self.view(records.frame))
+            fallback = views.enter_context(self.view(records.fallback)) if records.fallback is not None else None
+            yield Batch(relation, (records.lo, records.hi), records.unique_coordinates, fallback)
+
+
+def as_executor(target: SparkSession | Executor) -> Executor:
+    """An executor as it is; a Spark session as its `SparkExecutor`."""
+    return target if isinstance(target, Executor) else SparkExecutor(target)
+
+
+def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
+    """Create the raw table of `fmt` if missing; bring one landed by an older version up to date
+    (the columns added since, `write.wap.enabled` for staged landings)."""
+    executor, table = as_executor(target), raw_table(fmt)
+    executor.sql(f"create database if not exists {quote_identifier(raw_schema())}")
+    executor.sql(
+        f"create table if not exists {table} ({RAW_COLUMNS}) using iceberg tblproperties ({RAW_TABLE_PROPERTIES})"
+    )
+    present = {str(row[0]) for row in executor.sql(f"describe {table}")}
+    for name, kind in _ADDED_COLUMNS.items():
+        if name not in present:
+            executor.sql(f"alter table {table} add column {name} {kind}")
+    staging = executor.sql(f"show tblproperties {table} ('write.wap.enabled')")
+    if not staging or staging[0][1] != "true":
+        executor.sql(f"alter table {table} set tblproperties ('write.wap.enabled' = 'true')")
 
 
 @contextmanager
@@ -306,7 +411,7 @@ def _read_conflicts(rows: Iterable[Sequence[Any]], report: LandingReport) -> Non
 
 
 def merge_batch(
-    spark: SparkSession,
+    target: SparkSession | Executor,
     fmt: str,
     batch_view: str,
     report: LandingReport | None = None,
@@ -315,40 +420,38 @@ def merge_batch(
     bounds: tuple[int, int] | None = None,
     before_publish: Callable[[], object] | None = None,
 ) -> int:
-    """Land the temp view `batch_view` into the raw table of `fmt` under the landing lock; returns
+    """Land the relation `batch_view` into the raw table of `fmt` under the landing lock; returns
     how many records were new. With a `report`, records that conflict with landed ones are
     counted in it first, and the batch lands as `report.incarnation` of its topics (else as
     `incarnation`). `unique_coordinates`: the view holds each (topic, partition, offset) at most once.
     `bounds`: the view's lowest and highest offset, when the caller knows them.
     `before_publish`: a check run after the batch was read and written, before any reader can see
     it (`_staged_merge`); raising there lands nothing."""
-    table = raw_table(fmt)
+    executor, table = as_executor(target), raw_table(fmt)
     incarnation = report.incarnation if report is not None else incarnation
     if bounds is None:
-        row = spark.sql(f"select min(kafka_offset) as lo, max(kafka_offset) as hi from {batch_view}").first()
-        if row is None or row.lo is None:
+        lo, hi = executor.sql(f"select min(kafka_offset), max(kafka_offset) from {batch_view}")[0]
+        if lo is None:
             return 0
-        bounds = (int(row.lo), int(row.hi))
+        bounds = (int(lo), int(hi))
     lo, hi = bounds
     if report is not None:
-        conflicts = spark.sql(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates)).collect()
-        _read_conflicts(conflicts, report)
+        _read_conflicts(executor.sql(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates)), report)
     with landing_sequence() as landing_seq:
         statement = merge_batch_sql(table, batch_view, landing_seq, lo, hi, incarnation, unique_coordinates)
         if before_publish is not None:
-            return _staged_merge(spark, table, statement, landing_seq, before_publish)
-        spark.sql(statement)
-    return _rows_of_landing(spark, table, landing_seq)
+            return _staged_merge(executor, table, statement, landing_seq, before_publish)
+        executor.sql(statement)
+    return _rows_of_landing(executor, table, landing_seq)
 
 
-def _rows_of_landing(spark: SparkSession, table: str, landing_seq: int) -> int:
+def _rows_of_landing(executor: Executor, table: str, landing_seq: int) -> int:
     """Rows of `table` one landing committed: the landing sequence is the commit's own."""
-    row = spark.sql(f"select count(*) as n from {table} where landing_seq = {landing_seq}").first()
-    return int(row.n) if row is not None else 0
+    return int(executor.sql(f"select count(*) from {table} where landing_seq = {landing_seq}")[0][0])
 
 
 def _staged_merge(
-    spark: SparkSession, table: str, statement: str, landing_seq: int, before_publish: Callable[[], object]
+    executor: Executor, table: str, statement: str, landing_seq: int, before_publish: Callable[[], object]
 ) -> int:
     """Run a landing's MERGE as a staged Iceberg snapshot (write-audit-publish: the session's
     `spark.wap.id`, read by Iceberg on tables with `write.wap.enabled`), call `before_publish`,
@@ -356,34 +459,34 @@ def _staged_merge(
     made since, such as a compaction); returns the records it added. A staged snapshot is no
     reader's: if `before_publish` raises, or the process dies first, nothing was landed (the
     snapshot goes with the table's expired ones). The caller holds the landing lock, so no other
-    landing of this session sets the staging id meanwhile."""
+    landing of this session sets the staging id meanwhile. The id is set with SQL (`set`), not
+    the session's conf API, so that a Thrift Server's session is set the same way."""
     wap_id = f"cdc_lake_{landing_seq}_{uuid.uuid4().hex}"
-    spark.conf.set("spark.wap.id", wap_id)
+    executor.sql(f"set spark.wap.id = {wap_id}")
     try:
-        spark.sql(statement)
+        executor.sql(statement)
     finally:
-        spark.conf.unset("spark.wap.id")
-    staged = spark.sql(
-        f"select snapshot_id, summary['added-records'] as added from {table}.snapshots "
+        executor.sql("reset spark.wap.id")
+    staged = executor.sql(
+        f"select snapshot_id, summary['added-records'] from {table}.snapshots "
         f"where summary['wap.id'] = {sql_string(wap_id)}"
-    ).first()
-    if staged is None and _rows_of_landing(spark, table, landing_seq):  # else Spark skipped the write
+    )
+    if not staged and _rows_of_landing(executor, table, landing_seq):  # else Spark skipped the write
         raise RuntimeError(f"{table}: a landing was committed unchecked (is write.wap.enabled set?)")
     # the check runs whatever the batch added: a batch that added nothing (its records' offsets
     # were landed) may have been read from a topic recreated meanwhile, whose records must not be
     # passed over as landed
     before_publish()
-    added = int(staged.added or 0) if staged is not None else 0
-    if added:
-        spark.sql(
-            f"call spark_catalog.system.cherrypick_snapshot({sql_string(table.replace('`', ''))}, "
-            f"{int(staged.snapshot_id)})"
+    snapshot_id, added = staged[0] if staged else (None, 0)
+    if int(added or 0):
+        executor.sql(
+            f"call spark_catalog.system.cherrypick_snapshot({sql_string(table.replace('`', ''))}, {int(snapshot_id)})"
         )
-    return added
+    return int(added or 0)
 
 
 def land(
-    spark: SparkSession,
+    target: SparkSession | Executor,
     fmt: str,
     paths: list[str],
     raw_values: bool = False,
@@ -394,78 +497,28 @@ def land(
 ) -> LandingReport:
     """Append the records of `paths` to the raw table of `fmt`, skipping those already landed;
     `incarnation` > 0 lands a topic deleted and created again (see `kafka_topic_incarnation`).
-    kcat dumps are read by Spark (`kcat.spark_records`); `raw_values` corpora line by line."""
+    `target`: the embedded Spark session, or an executor (`cdc_lake.thrift.ThriftExecutor`)."""
+    executor = as_executor(target)
     report = LandingReport(fmt, incarnation=incarnation)
     started = time.monotonic()
-    ensure_raw_table(spark, fmt)
-    if raw_values:
-        _land_lines(spark, fmt, read_records(paths, report, raw_values, topic, partition, progress), report)
-    else:
-        with spark_records(spark, paths, report) as records:
-            if records is not None:
-                report.records_landed = _land_records(spark, fmt, records, report)
+    ensure_raw_table(executor, fmt)
+    with executor.stage(Files(paths, raw_values, topic, partition, progress), report) as batch:
+        if batch is not None:
+            report.records_landed = _land_batch(executor, fmt, batch, report)
     report.seconds = time.monotonic() - started
     return report
 
 
-def _land_records(spark: SparkSession, fmt: str, records: SparkRecords, report: LandingReport) -> int:
-    """Land a Spark read of kcat files; when its JSON reader meets a line it cannot parse whole,
-    nothing was committed, and the records are landed from the text read instead."""
-    bounds = (records.lo, records.hi)
+def _land_batch(executor: Executor, fmt: str, batch: Batch, report: LandingReport) -> int:
+    """`merge_batch` of a staged batch; when reading it fails on a line it cannot parse whole,
+    nothing was committed, and the batch's `fallback` is landed instead."""
     try:
-        return _merge_frame(spark, fmt, records.frame, report, bounds, records.unique_coordinates)
+        return merge_batch(executor, fmt, batch.relation, report, batch.unique_coordinates, bounds=batch.bounds)
     except Exception as exc:
-        if records.fallback is None or not unparsed_line(exc):
+        if batch.fallback is None or not unparsed_line(exc):
             raise
     report.conflicts, report.conflict_samples = 0, []
-    return _merge_frame(spark, fmt, records.fallback, report, bounds, records.unique_coordinates)
-
-
-def _land_lines(spark: SparkSession, fmt: str, records: Iterable[dict[str, Any]], report: LandingReport) -> None:
-    """Land records parsed in Python, through a file Spark reads (in file order: `batch_order`)."""
-    from pyspark.sql import functions as F
-
-    with tempfile.TemporaryDirectory(prefix="cdc_lake_land_") as tmp:
-        batch_file = Path(tmp) / "batch.jsonl"
-        with batch_file.open("w", encoding="utf-8", errors="surrogateescape") as out:
-            for record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        if report.records_valid:
-            batch = (
-                spark.read.schema(_BATCH_SCHEMA)
-                .option("mode", "FAILFAST")
-                .json(str(batch_file))
-                .select(
-                    "kafka_topic",
-                    "kafka_partition",
-                    "kafka_offset",
-                    F.timestamp_millis("kafka_timestamp_ms").alias("kafka_timestamp"),
-                    "kafka_key",
-                    "kafka_value",
-                    "kafka_headers",
-                    # file order: one file read in order keeps its lines' order in these ids
-                    F.monotonically_increasing_id().alias("batch_order"),
-                )
-            )
-            report.records_landed = _merge_frame(spark, fmt, batch, report)
-
-
-def _merge_frame(
-    spark: SparkSession,
-    fmt: str,
-    batch: DataFrame,
-    report: LandingReport,
-    bounds: tuple[int, int] | None = None,
-    unique_coordinates: bool = False,
-) -> int:
-    """`merge_batch` of a DataFrame, through a global temp view: a session's local temp views show
-    in every schema's table list, which a dbt build running at the same time reads."""
-    name = f"cdc_lake_landing_{fmt}_{uuid.uuid4().hex}"  # landers may run side by side
-    batch.createOrReplaceGlobalTempView(name)
-    try:
-        return merge_batch(spark, fmt, f"global_temp.{name}", report, unique_coordinates, bounds=bounds)
-    finally:
-        spark.catalog.dropGlobalTempView(name)
+    return merge_batch(executor, fmt, batch.fallback, report, batch.unique_coordinates, bounds=batch.bounds)
 
 
 @dataclass
@@ -499,111 +552,12 @@ class Selection:
         return f"delete from {raw_table(self.fmt)} where {self.where()}"
 
 
-def unland(spark: SparkSession, selection: Selection) -> int:
+def unland(target: SparkSession | Executor, selection: Selection) -> int:
     """Delete the selected records from the raw table (one Iceberg commit); returns how many. The
     models built from them keep them until they are rebuilt (`cdc-lake unland` says how)."""
-    ensure_raw_table(spark, selection.fmt)
-    row = spark.sql(selection.count_sql()).first()
-    removed = int(row[0]) if row is not None else 0
+    executor = as_executor(target)
+    ensure_raw_table(executor, selection.fmt)
+    removed = int(executor.sql(selection.count_sql())[0][0])
     if removed:
-        spark.sql(selection.delete_sql())
+        executor.sql(selection.delete_sql())
     return removed
-
-
-# ---------------------------------------------------------------------------------------------
-# Landing through a Spark Thrift Server (dbt's `thrift` target)
-#
-# On a cluster the metastore belongs to the Thrift Server (embedded Derby admits one process, and a
-# real metastore should not be opened by every client), so landing goes over the same connection
-# dbt uses: the records are sent as `insert into <staging table> values (...)` batches, then one
-# MERGE moves the new ones into the raw table. One MERGE is one Iceberg commit, so a `dbt build`
-# running at the same time sees all of a landing run or none of it.
-
-_STAGING_COLUMNS = (
-    "line_no bigint, kafka_topic string, kafka_partition int, kafka_offset bigint, "
-    "kafka_timestamp_ms bigint, kafka_key string, kafka_value string, "
-    "kafka_headers array<struct<key: string, value: string>>"
-)
-THRIFT_BATCH_ROWS = 2000
-THRIFT_BATCH_BYTES = 4 * 1024 * 1024
-
-def _sql_int(value: int | None) -> str:
-    return "null" if value is None else str(int(value))
-
-
-def _sql_headers(headers: list[dict[str, str | None]] | None) -> str:
-    if headers is None:
-        return "cast(null as array<struct<key: string, value: string>>)"
-    if not headers:
-        return "cast(array() as array<struct<key: string, value: string>>)"
-    pairs = ", ".join(f"named_struct('key', {sql_string(h['key'])}, 'value', {sql_string(h['value'])})"
-                      for h in headers)
-    return f"array({pairs})"
-
-
-def land_over_thrift(
-    cursor: Any,
-    fmt: str,
-    paths: list[str],
-    raw_values: bool = False,
-    topic: str | None = None,
-    partition: int = 0,
-    progress: IO[str] | None = None,
-    batch_rows: int = THRIFT_BATCH_ROWS,
-    batch_bytes: int = THRIFT_BATCH_BYTES,
-    incarnation: int = 0,
-) -> LandingReport:
-    """`land` through a DB-API cursor on a Spark Thrift Server: same table, same semantics."""
-    report = LandingReport(fmt, incarnation=incarnation)
-    started = time.monotonic()
-    table = raw_table(fmt)
-    for statement in raw_table_ddl(fmt):
-        cursor.execute(statement)
-    cursor.execute(f"describe {table}")
-    for statement in missing_column_ddl(fmt, (str(row[0]) for row in cursor.fetchall())):
-        cursor.execute(statement)
-    staging = qualified_name(raw_schema(), f"landing_{fmt}_{time.time_ns() // 1000}")
-    cursor.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
-    try:
-        rows: list[str] = []
-        size = 0
-
-        def flush() -> None:
-            nonlocal rows, size
-            if rows:
-                cursor.execute(f"insert into {staging} values\n" + ",\n".join(rows))
-            rows, size = [], 0
-
-        for line_no, record in enumerate(
-            read_records(paths, report, raw_values, topic, partition, progress), start=1
-        ):
-            row = (
-                f"({line_no}, {sql_string(record['kafka_topic'])}, {_sql_int(record['kafka_partition'])}, "
-                f"{_sql_int(record['kafka_offset'])}, {_sql_int(record['kafka_timestamp_ms'])}, "
-                f"{sql_string(record['kafka_key'])}, {sql_string(record['kafka_value'])}, "
-                f"{_sql_headers(record['kafka_headers'])})"
-            )
-            rows.append(row)
-            size += len(row)
-            if len(rows) >= batch_rows or size >= batch_bytes:
-                flush()
-        flush()
-        if report.records_valid:
-            cursor.execute(f"select min(kafka_offset), max(kafka_offset) from {staging}")
-            lo, hi = cursor.fetchall()[0]
-            batch = f"""(
-                select
-                    kafka_topic, kafka_partition, kafka_offset, timestamp_millis(kafka_timestamp_ms) as kafka_timestamp,
-                    kafka_key, kafka_value, kafka_headers, line_no as batch_order
-                from {staging}
-            )"""
-            cursor.execute(conflicts_sql(table, batch, lo, hi, incarnation))
-            _read_conflicts(cursor.fetchall(), report)
-            with landing_sequence() as landing_seq:
-                cursor.execute(merge_batch_sql(table, batch, landing_seq, lo, hi, incarnation))
-            cursor.execute(f"select count(*) from {table} where landing_seq = {landing_seq}")
-            report.records_landed = int(cursor.fetchall()[0][0])
-    finally:
-        cursor.execute(f"drop table if exists {staging}")
-    report.seconds = time.monotonic() - started
-    return report

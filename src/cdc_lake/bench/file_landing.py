@@ -12,8 +12,9 @@ its own. Each round, in one warm Spark session, after one uncounted round:
 - **land again**: the same files once more: every record already present, nothing written.
 
 Once, after the rounds: the landing as it was before Spark read the files (`parse_kcat_line` on
-every line in Python, `_land_lines`). Results: bench/results/file_landing.json and the section of
-docs/benchmarks.md between its markers. The target: `land` at least 50 % of `read`'s records/s.
+every line in Python, `SparkExecutor(read_with_spark=False)`). Results:
+bench/results/file_landing.json and the section of docs/benchmarks.md between its markers. The
+target: `land` at least 50 % of `read`'s records/s.
 """
 
 from __future__ import annotations
@@ -87,16 +88,10 @@ class FileLanding:
         return sum(land(self.spark, fmt, [path]).records_landed for fmt, path in self.files.items())
 
     def land_python(self) -> int:
-        from cdc_lake.kcat import read_records
-        from cdc_lake.landing import LandingReport, _land_lines, ensure_raw_table
+        from cdc_lake.landing import SparkExecutor, land
 
-        landed = 0
-        for fmt, path in self.files.items():
-            report = LandingReport(fmt)
-            ensure_raw_table(self.spark, fmt)
-            _land_lines(self.spark, fmt, read_records([path], report), report)
-            landed += report.records_landed
-        return landed
+        executor = SparkExecutor(self.spark, read_with_spark=False)
+        return sum(land(executor, fmt, [path]).records_landed for fmt, path in self.files.items())
 
 
 def main(argv: list[str] | None = None) -> int:

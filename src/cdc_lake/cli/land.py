@@ -13,7 +13,7 @@ from cdc_lake.formats import FORMATS
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from cdc_lake.landing import LandingReport
+    from cdc_lake.landing import Executor, LandingReport
 
 EXIT_BAD_LINES = 3
 EXIT_WRONG_FORMAT = 4
@@ -69,17 +69,17 @@ def run(args: argparse.Namespace) -> int:
         "incarnation": args.topic_incarnation,
     }
 
-    def land_here(spark: SparkSession) -> list[LandingReport]:
+    def land_all(target: SparkSession | Executor) -> list[LandingReport]:
         from cdc_lake.landing import land
 
-        return [land(spark, fmt, paths, **options) for fmt, paths in plan.items()]  # one JVM for every format
+        return [land(target, fmt, paths, **options) for fmt, paths in plan.items()]  # one JVM for every format
 
     def land_there(conn: Any) -> list[LandingReport]:
-        from cdc_lake.landing import land_over_thrift
+        from cdc_lake.thrift import ThriftExecutor
 
-        return [land_over_thrift(conn.cursor(), fmt, paths, **options) for fmt, paths in plan.items()]
+        return land_all(ThriftExecutor(conn.cursor()))
 
-    reports = on_target(args.target, "cdc-lake land", local=land_here, thrift=land_there)
+    reports = on_target(args.target, "cdc-lake land", local=land_all, thrift=land_there)
     if reports is None:
         return 1
     code = 0
@@ -163,7 +163,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         land,
         "dbt target whose lake receives the records: `local` opens the embedded lake in "
         "CDC_LAKE_DIR; `thrift` sends them to the Spark Thrift Server of the `thrift` target "
-        "(CDC_LAKE_THRIFT_HOST/PORT/USER/AUTH) as INSERT batches plus one MERGE "
+        "(CDC_LAKE_THRIFT_HOST/PORT/USER/AUTH) as INSERT batches, then the same MERGE as locally "
         "(default: $CDC_LAKE_TARGET, else local)",
     )
     land.set_defaults(func=run)

@@ -17,16 +17,13 @@ def run(args: argparse.Namespace) -> int:
         args.format, args.topic, args.partition, args.from_offset, args.to_offset, args.topic_incarnation
     )
 
-    def count_and_delete(conn: Any) -> int:
-        cursor = conn.cursor()
-        cursor.execute(selection.count_sql())
-        removed = int(cursor.fetchall()[0][0])
-        if removed:
-            cursor.execute(selection.delete_sql())
-        return removed
+    def unland_there(conn: Any) -> int:
+        from cdc_lake.thrift import ThriftExecutor
+
+        return unland(ThriftExecutor(conn.cursor()), selection)
 
     removed = on_target(
-        args.target, "cdc-lake unland", local=lambda spark: unland(spark, selection), thrift=count_and_delete
+        args.target, "cdc-lake unland", local=lambda spark: unland(spark, selection), thrift=unland_there
     )
     if removed is None:
         return 1
