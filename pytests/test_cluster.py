@@ -277,3 +277,59 @@ def test_consume_on_the_cluster_survives_kill_9_and_lands_every_record_once(clus
         assert tuple(cursor.fetchall()[0]) == (sent, sent)
     finally:
         conn.close()
+
+
+def test_landing_over_thrift_lands_what_the_embedded_landing_lands(cluster, lake, tmp_path, monkeypatch):
+    """Issue 70: one landing behind two executors. The same files, landed in this process's
+    session and over the cluster's Thrift Server in the same order, give the same raw table (every
+    column; `landing_seq` and `landed_at` by their order) and the same reports. Over the Thrift
+    Server too, a staged landing (write-audit-publish) is unseen while its check runs, lands
+    nothing when the check fails, and is published when it passes."""
+    from cdc_lake.landing import SparkExecutor, merge_batch, raw_table
+    from cdc_lake.testing.landing_parity import FORMAT, land_run, parity_files, raw_rows, report_facts
+    from cdc_lake.thrift import ThriftExecutor, ThriftTarget, connect
+
+    files = parity_files(tmp_path)
+    raw_schema = f"{lake.raw_schema}_parity"  # each lake has its own metastore: the same name twice
+    monkeypatch.setenv("CDC_LAKE_RAW_SCHEMA", raw_schema)
+    target = ThriftTarget("127.0.0.1", int(cluster.env["CDC_LAKE_THRIFT_PORT"]), "cdc_lake", "NONE")
+    conn = connect(target)
+    try:
+        thrift = ThriftExecutor(conn.cursor())
+        began = time.monotonic()
+        try:
+            sides = {
+                name: ([report_facts(r) for r in land_run(executor, files)], raw_rows(executor.sql))
+                for name, executor in (("embedded", SparkExecutor(lake.spark)), ("thrift", thrift))
+            }
+        finally:
+            lake.spark.sql(f"drop database if exists {raw_schema} cascade")
+        cluster.durations["land both ways"] = round(time.monotonic() - began, 1)
+        assert sides["thrift"] == sides["embedded"]
+        assert len(sides["thrift"][1]) == 11
+
+        table = raw_table(FORMAT)
+        records = [
+            {"kafka_topic": "parity.staged", "kafka_partition": 0, "kafka_offset": offset, "kafka_timestamp_ms": None,
+             "kafka_key": None, "kafka_value": str(offset), "kafka_headers": None}
+            for offset in range(3)
+        ]
+
+        def landed() -> int:
+            return int(thrift.sql(f"select count(*) from {table} where kafka_topic = 'parity.staged'")[0][0])
+
+        class Refused(Exception):
+            pass
+
+        def refuse() -> None:
+            assert landed() == 0  # written and staged, unseen
+            raise Refused
+
+        with thrift.stage_records(records) as batch:
+            with pytest.raises(Refused):
+                merge_batch(thrift, FORMAT, batch, before_publish=refuse)
+            assert landed() == 0
+            assert merge_batch(thrift, FORMAT, batch, before_publish=lambda: None) == 3
+        assert landed() == 3
+    finally:
+        conn.close()

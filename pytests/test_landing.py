@@ -295,3 +295,30 @@ def test_a_staged_landing_is_seen_only_once_its_check_passed(lake, spark):
     nothing = merge_batch(spark, "debezium", _staged_batch(spark, "staged_a", range(0, 6)), unique_coordinates=True,
                           bounds=(0, 5), before_publish=lambda: checks.append("checked"))
     assert (nothing, checks, landed()) == (0, ["checked"], 8)
+
+
+@pytest.mark.integration  # ten landings: 1-2 minutes on 2 busy cores
+def test_the_thrift_executor_lands_what_the_embedded_one_lands(lake, spark, tmp_path, monkeypatch):
+    """Issue 70: one landing behind two executors. The Thrift executor's SQL, answered here by
+    this session (`SparkCursor`; test_cluster runs the same on a Thrift Server), lands the same
+    files into the same rows with the same reports as the embedded session."""
+    from cdc_lake.landing import SparkExecutor
+    from cdc_lake.testing.landing_parity import SparkCursor, land_run, parity_files, raw_rows, report_facts
+    from cdc_lake.thrift import ThriftExecutor
+
+    files = parity_files(tmp_path)
+    sides = {}
+    try:
+        for name, target in {"embedded": spark, "thrift": ThriftExecutor(SparkCursor(spark))}.items():
+            monkeypatch.setenv("CDC_LAKE_RAW_SCHEMA", f"{lake.raw_schema}_{name}")
+            reports = land_run(target, files)
+            sides[name] = [report_facts(r) for r in reports], raw_rows(SparkExecutor(spark).sql)
+    finally:
+        for name in ("embedded", "thrift"):
+            spark.sql(f"drop database if exists {lake.raw_schema}_{name} cascade")
+    assert sides["thrift"] == sides["embedded"]
+    reports, rows = sides["embedded"]
+    # what the run is meant to show: bad lines, a repeated offset, nothing twice, conflicts, a new life
+    assert [r["counts"][3:] for r in reports] == [(5, 0), (0, 0), (1, 1), (3, 0), (2, 0)]
+    assert [line_no for _, line_no, _ in reports[0]["bad_lines"]] == [4, 5]
+    assert len(rows) == 11 and {row[-2] for row in rows} == {1, 2, 3, 4}
