@@ -299,7 +299,7 @@ def test_landing_over_thrift_lands_what_the_embedded_landing_lands(cluster, lake
         began = time.monotonic()
         try:
             sides = {
-                name: ([report_facts(r) for r in land_run(executor, files)], raw_rows(executor.sql))
+                name: ([report_facts(r) for r in land_run(executor, files)], raw_rows(executor.query))
                 for name, executor in (("embedded", SparkExecutor(lake.spark)), ("thrift", thrift))
             }
         finally:
@@ -316,7 +316,7 @@ def test_landing_over_thrift_lands_what_the_embedded_landing_lands(cluster, lake
         ]
 
         def landed() -> int:
-            return int(thrift.sql(f"select count(*) from {table} where kafka_topic = 'parity.staged'")[0][0])
+            return int(thrift.query(f"select count(*) from {table} where kafka_topic = 'parity.staged'")[0][0])
 
         class Refused(Exception):
             pass

@@ -297,7 +297,7 @@ def test_a_staged_landing_is_seen_only_once_its_check_passed(lake, spark):
     assert (nothing, checks, landed()) == (0, ["checked"], 8)
 
 
-@pytest.mark.integration  # ten landings: 1-2 minutes on 2 busy cores
+@pytest.mark.integration  # ten landings: 32-109 s on 2 busy cores
 def test_the_thrift_executor_lands_what_the_embedded_one_lands(lake, spark, tmp_path, monkeypatch):
     """Issue 70: one landing behind two executors. The Thrift executor's SQL, answered here by
     this session (`SparkCursor`; test_cluster runs the same on a Thrift Server), lands the same
@@ -312,7 +312,7 @@ def test_the_thrift_executor_lands_what_the_embedded_one_lands(lake, spark, tmp_
         for name, target in {"embedded": spark, "thrift": ThriftExecutor(SparkCursor(spark))}.items():
             monkeypatch.setenv("CDC_LAKE_RAW_SCHEMA", f"{lake.raw_schema}_{name}")
             reports = land_run(target, files)
-            sides[name] = [report_facts(r) for r in reports], raw_rows(SparkExecutor(spark).sql)
+            sides[name] = [report_facts(r) for r in reports], raw_rows(SparkExecutor(spark).query)
     finally:
         for name in ("embedded", "thrift"):
             spark.sql(f"drop database if exists {lake.raw_schema}_{name} cascade")

@@ -145,12 +145,18 @@ _ADDED_COLUMNS = {
 class Executor(ABC):
     """Where a landing's SQL runs: the embedded Spark session (`SparkExecutor`) or a Spark Thrift
     Server's DB-API cursor (`cdc_lake.thrift.ThriftExecutor`). Everything a landing does is SQL
-    through `sql`, the same statements in the same order on both; only how a batch of records
-    becomes a relation that SQL can read (`stage_records`, `stage`) is the executor's own."""
+    through `execute` and `query`, the same statements in the same order on both; only how a batch
+    of records becomes a relation that SQL can read (`stage_records`, `stage`) is the executor's own.
+    Two methods, not one: a Thrift Server answers a command with a result set of no rows that
+    PyHive cannot fetch, so only a query's rows are fetched."""
 
     @abstractmethod
-    def sql(self, statement: str) -> list[tuple[Any, ...]]:
-        """Run one statement; its rows (none for a command)."""
+    def execute(self, statement: str) -> None:
+        """Run one command."""
+
+    @abstractmethod
+    def query(self, statement: str) -> list[tuple[Any, ...]]:
+        """Run one query; its rows."""
 
     @abstractmethod
     def stage_records(self, records: Iterable[dict[str, Any]]) -> AbstractContextManager[str]:
@@ -198,7 +204,10 @@ class SparkExecutor(Executor):
         self.spark = spark
         self.read_with_spark = read_with_spark
 
-    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+    def execute(self, statement: str) -> None:
+        self.spark.sql(statement)  # a command runs when its DataFrame is made
+
+    def query(self, statement: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in self.spark.sql(statement).collect()]
 
     @contextmanager
@@ -262,17 +271,17 @@ def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
     """Create the raw table of `fmt` if missing; bring one landed by an older version up to date
     (the columns added since, `write.wap.enabled` for staged landings)."""
     executor, table = as_executor(target), raw_table(fmt)
-    executor.sql(f"create database if not exists {quote_identifier(raw_schema())}")
-    executor.sql(
+    executor.execute(f"create database if not exists {quote_identifier(raw_schema())}")
+    executor.execute(
         f"create table if not exists {table} ({RAW_COLUMNS}) using iceberg tblproperties ({RAW_TABLE_PROPERTIES})"
     )
-    present = {str(row[0]) for row in executor.sql(f"describe {table}")}
+    present = {str(row[0]) for row in executor.query(f"describe {table}")}
     for name, kind in _ADDED_COLUMNS.items():
         if name not in present:
-            executor.sql(f"alter table {table} add column {name} {kind}")
-    staging = executor.sql(f"show tblproperties {table} ('write.wap.enabled')")
+            executor.execute(f"alter table {table} add column {name} {kind}")
+    staging = executor.query(f"show tblproperties {table} ('write.wap.enabled')")
     if not staging or staging[0][1] != "true":
-        executor.sql(f"alter table {table} set tblproperties ('write.wap.enabled' = 'true')")
+        executor.execute(f"alter table {table} set tblproperties ('write.wap.enabled' = 'true')")
 
 
 @contextmanager
@@ -430,24 +439,25 @@ def merge_batch(
     executor, table = as_executor(target), raw_table(fmt)
     incarnation = report.incarnation if report is not None else incarnation
     if bounds is None:
-        lo, hi = executor.sql(f"select min(kafka_offset), max(kafka_offset) from {batch_view}")[0]
+        lo, hi = executor.query(f"select min(kafka_offset), max(kafka_offset) from {batch_view}")[0]
         if lo is None:
             return 0
         bounds = (int(lo), int(hi))
     lo, hi = bounds
     if report is not None:
-        _read_conflicts(executor.sql(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates)), report)
+        conflicts = executor.query(conflicts_sql(table, batch_view, lo, hi, incarnation, unique_coordinates))
+        _read_conflicts(conflicts, report)
     with landing_sequence() as landing_seq:
         statement = merge_batch_sql(table, batch_view, landing_seq, lo, hi, incarnation, unique_coordinates)
         if before_publish is not None:
             return _staged_merge(executor, table, statement, landing_seq, before_publish)
-        executor.sql(statement)
+        executor.execute(statement)
     return _rows_of_landing(executor, table, landing_seq)
 
 
 def _rows_of_landing(executor: Executor, table: str, landing_seq: int) -> int:
     """Rows of `table` one landing committed: the landing sequence is the commit's own."""
-    return int(executor.sql(f"select count(*) from {table} where landing_seq = {landing_seq}")[0][0])
+    return int(executor.query(f"select count(*) from {table} where landing_seq = {landing_seq}")[0][0])
 
 
 def _staged_merge(
@@ -462,12 +472,12 @@ def _staged_merge(
     landing of this session sets the staging id meanwhile. The id is set with SQL (`set`), not
     the session's conf API, so that a Thrift Server's session is set the same way."""
     wap_id = f"cdc_lake_{landing_seq}_{uuid.uuid4().hex}"
-    executor.sql(f"set spark.wap.id = {wap_id}")
+    executor.execute(f"set spark.wap.id = {wap_id}")
     try:
-        executor.sql(statement)
+        executor.execute(statement)
     finally:
-        executor.sql("reset spark.wap.id")
-    staged = executor.sql(
+        executor.execute("reset spark.wap.id")
+    staged = executor.query(
         f"select snapshot_id, summary['added-records'] from {table}.snapshots "
         f"where summary['wap.id'] = {sql_string(wap_id)}"
     )
@@ -479,7 +489,7 @@ def _staged_merge(
     before_publish()
     snapshot_id, added = staged[0] if staged else (None, 0)
     if int(added or 0):
-        executor.sql(
+        executor.execute(
             f"call spark_catalog.system.cherrypick_snapshot({sql_string(table.replace('`', ''))}, {int(snapshot_id)})"
         )
     return int(added or 0)
@@ -557,7 +567,7 @@ def unland(target: SparkSession | Executor, selection: Selection) -> int:
     models built from them keep them until they are rebuilt (`cdc-lake unland` says how)."""
     executor = as_executor(target)
     ensure_raw_table(executor, selection.fmt)
-    removed = int(executor.sql(selection.count_sql())[0][0])
+    removed = int(executor.query(selection.count_sql())[0][0])
     if removed:
-        executor.sql(selection.delete_sql())
+        executor.execute(selection.delete_sql())
     return removed

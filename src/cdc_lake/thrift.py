@@ -93,14 +93,17 @@ class ThriftExecutor(Executor):
         self.batch_rows = batch_rows
         self.batch_bytes = batch_bytes
 
-    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+    def execute(self, statement: str) -> None:
         self.cursor.execute(statement)
-        return [tuple(row) for row in self.cursor.fetchall()] if self.cursor.description else []
+
+    def query(self, statement: str) -> list[tuple[Any, ...]]:
+        self.cursor.execute(statement)
+        return [tuple(row) for row in self.cursor.fetchall()]
 
     @contextmanager
     def stage_records(self, records: Iterable[dict[str, Any]]) -> Iterator[str]:
         staging = qualified_name(raw_schema(), f"landing_{uuid.uuid4().hex}")
-        self.sql(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
+        self.execute(f"create table {staging} ({_STAGING_COLUMNS}) using parquet")
         try:
             rows: list[str] = []
             size = 0
@@ -108,10 +111,10 @@ class ThriftExecutor(Executor):
                 rows.append(_values_row(line_no, record))
                 size += len(rows[-1])
                 if len(rows) >= self.batch_rows or size >= self.batch_bytes:
-                    self.sql(f"insert into {staging} values\n" + ",\n".join(rows))
+                    self.execute(f"insert into {staging} values\n" + ",\n".join(rows))
                     rows, size = [], 0
             if rows:
-                self.sql(f"insert into {staging} values\n" + ",\n".join(rows))
+                self.execute(f"insert into {staging} values\n" + ",\n".join(rows))
             yield f"""(
                 select
                     kafka_topic, kafka_partition, kafka_offset, timestamp_millis(kafka_timestamp_ms) as kafka_timestamp,
@@ -119,7 +122,7 @@ class ThriftExecutor(Executor):
                 from {staging}
             )"""
         finally:
-            self.sql(f"drop table if exists {staging}")
+            self.execute(f"drop table if exists {staging}")
 
 
 def _values_row(line_no: int, record: dict[str, Any]) -> str:

@@ -29,12 +29,9 @@ class SparkCursor:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self.rows: list[tuple[Any, ...]] = []
-        self.description: list[tuple[str]] | None = None
 
     def execute(self, sql: str) -> None:
-        frame = self.spark.sql(sql)
-        self.description = [(name,) for name in frame.columns] or None
-        self.rows = [tuple(row) for row in frame.collect()]
+        self.rows = [tuple(row) for row in self.spark.sql(sql).collect()]
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.rows
