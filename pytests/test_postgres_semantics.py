@@ -7,7 +7,9 @@ without schemas) is landed in batches beside the other batched scenarios, with a
 placeholders resolved from the key's previous version (in an earlier batch, in the same batch, in
 a chain of placeholders), a placeholder whose earlier version lands later (late data), a key-only
 delete, an update under REPLICA IDENTITY FULL whose placeholder the before image answers, a
-TRUNCATE, a message record, and two schemas with a table of the same name. After every batch
+TRUNCATE, a message record, two schemas with a table of the same name, and incremental snapshot
+reads (no `source.lsn`, ordered as LSN 0 at their `source.sequence`'s last commit LSN) landing
+after the streamed changes that follow them. After every batch
 cdc_current and cdc_history must equal an independent Python replay of the delivered records in
 commit order (Debezium's `source.sequence`, then the LSN); at the end `dbt build --full-refresh`
 must give the same tables, column by column.
@@ -50,6 +52,14 @@ def doc(key: int, title: str | None, body: str | None, n: int = 0) -> dict[str, 
     return {"id": key, "title": title, "body": body, "n": n}
 
 
+def incremental_read(table: str, commit_lsn: int, lsn: int, after: dict, ts_ms: int) -> dict[str, Any]:
+    """An incremental snapshot's read: Debezium leaves `lsn`, `txId` and `xmin` out of its source,
+    `sequence` is that of the WAL position where its window closed, `ts_ms` the time it was sent."""
+    src = {k: v for k, v in source("public", table, commit_lsn, lsn).items() if k not in ("lsn", "txId", "xmin")}
+    return {"before": None, "after": after, "source": {**src, "snapshot": "incremental", "ts_ms": ts_ms},
+            "op": "r", "ts_ms": ts_ms + 5, "transaction": None}
+
+
 def truncate(table: str, commit_lsn: int, lsn: int) -> dict[str, Any]:
     return {"before": None, "after": None, "source": source("public", table, commit_lsn, lsn), "op": "t",
             "ts_ms": T0 + lsn + 5, "transaction": None}
@@ -84,11 +94,18 @@ SCENARIO: list[tuple[dict[str, Any], int]] = [
     (truncate("tags", 320, 330), 3),
     (change("c", "tags", 330, 340, None, {"id": 3, "label": "green"}), 3),
     (change("u", "items", 340, 350, None, {"id": 1, "v": "other two"}, schema="other"), 3),
+    # after an incremental snapshot's window closed at 390 (its read lands in batch 4), a change
+    (change("u", "tags", 400, 400, None, {"id": 3, "label": "teal"}), 3),
+    # read.only=true: a window closes at the first change its chunk could not see, and the reads
+    # come before it with its sequence (here one landing later, its send time equal to the commit's)
+    (change("u", "tags", 410, 420, None, {"id": 3, "label": "olive"}), 3),
     # a placeholder with no earlier version of its key anywhere: unknown
     (change("u", "docs", 350, 360, None, doc(5, "t5", PLACEHOLDER, 5)), 4),
     # the body changes, then stays unchanged again
     (change("u", "docs", 360, 370, None, doc(1, "t1d", "new body", 1)), 4),
     (change("u", "docs", 370, 380, None, doc(1, "t1e", PLACEHOLDER, 1)), 4),
+    (incremental_read("tags", 390, 390, {"id": 3, "label": "green"}, T0 + 390), 4),
+    (incremental_read("tags", 410, 420, {"id": 3, "label": "teal"}, T0 + 420), 4),
 ]
 BATCHES = 4
 
@@ -140,7 +157,7 @@ def oracle(records: list[dict[str, Any]]) -> tuple[dict, list[tuple]]:
     valid_to)."""
     def order(record: dict[str, Any]) -> tuple[int, int]:
         sequence = json.loads(record["source"]["sequence"])
-        return int(sequence[0] or 0), record["source"]["lsn"]
+        return int(sequence[0] or 0), record["source"].get("lsn") or 0
 
     current: dict[tuple, list] = {}  # key -> [image, unknown, live]
     versions: list[list] = []
@@ -250,7 +267,7 @@ def test_truncate_and_messages_are_not_rows(batches):
     assert tags == [
         {"row_key": "1", "is_deleted": True, "op": "t"},
         {"row_key": "2", "is_deleted": True, "op": "t"},
-        {"row_key": "3", "is_deleted": False, "op": "c"},
+        {"row_key": "3", "is_deleted": False, "op": "u"},
     ]
     assert part.rows("select count(*) as n from {schema}.cdc_rejected_messages") == [{"n": 0}]
     kinds = part.rows(
