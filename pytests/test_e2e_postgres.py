@@ -7,7 +7,9 @@ ports in temporary folders and stop whatever happens. The workload (`cdc_lake.te
 runs in two databases of the server: `e2e` keeps each table's replica identity (DEFAULT, FULL
 where the table says so) and `e2e_full` sets every table to FULL, because replica identity is a
 table's setting, not a connector's. It runs in three rounds: before the connectors start (their
-initial snapshot), while they stream, and after the first build (incremental). One connector per
+initial snapshot), while they stream, and after the first build (incremental; with a Debezium
+incremental snapshot of one table whose chunk window has changes of that table inside it: the
+signaling table `public.debezium_signal` is captured and lands as an ordinary table). One connector per
 setting variant reads its database into its own topics (`<variant>.<schema>.<table>`, its own
 slot and publication); all variants land in one lake (`source_system` = the variant) through
 `cdc-lake consume`'s function and are built with dbt.
@@ -52,6 +54,7 @@ from cdc_lake.testing.kafka_connect import KafkaConnect, debezium_postgres
 from cdc_lake.testing.pg_values import PgType
 from cdc_lake.testing.pg_workload import (
     SCHEMAS,
+    SIGNAL_TABLE,
     TABLES,
     TOASTED,
     Recorder,
@@ -91,8 +94,9 @@ class Variant:
         return [(c, t) for c, t in columns if pg_values.sent_as_canonical(t, self.settings)]
 
 
-# skipped.operations=none: TRUNCATE reaches Kafka (an op `t` record; Debezium skips it by default)
-BASE = {"skipped.operations": "none"}
+# skipped.operations=none: TRUNCATE reaches Kafka (an op `t` record; Debezium skips it by default);
+# signal.data.collection: the table whose `execute-snapshot` rows start an incremental snapshot
+BASE = {"skipped.operations": "none", "signal.data.collection": SIGNAL_TABLE}
 VARIANTS = [
     Variant("pg_default", settings={**BASE}),
     Variant("pg_combined", database="e2e_full", schemas_enable=False, settings={
@@ -145,7 +149,8 @@ def e2e(spark) -> Iterator[E2E]:
         server.start()
         for database in USED_DATABASES:
             server.create_database(database)
-            recorders[database] = Recorder(server, database)
+            recorders[database] = Recorder(server, database,
+                                           connectors=sum(v.database == database for v in VARIANTS))
             recorders[database].run(setup_round(DATABASES[database]))
             recorders[database].run(snapshot_round())
         connectors = [
@@ -607,6 +612,24 @@ def test_round1_snapshot_and_streaming(round1, variant):
 @pytest.mark.parametrize("variant", variant_params())
 def test_round2_incremental(round2, variant):
     check_variant(round2, variant)
+
+
+@pytest.mark.parametrize("variant", variant_params())
+def test_incremental_snapshot_reads_interleave_with_streamed_changes(round2, variant):
+    """The incremental snapshot of public.accounts really interleaved (its equality with PostgreSQL
+    is test_round2_incremental's): the lake holds its reads of the keys the window left alone, none
+    of the keys changed inside the window (Debezium dropped them), and a streamed change of a read
+    key after them (key 2, whose current row is that change's)."""
+    database_name, table_name = lake_database(variant, "public.accounts")
+    where = (f"source_system = '{variant.name}' and database_name = '{database_name}' "
+             f"and table_name = '{table_name}'")
+    reads = round2.lake.rows(
+        f"select row_key, op from {{schema}}.cdc_changelog where {where} "
+        "and source_position like '% snapshot incremental' order by row_key")
+    assert reads == [{"row_key": key, "op": "r"} for key in ("11", "2", "40")]
+    assert round2.lake.rows(
+        f"select op, image['owner'] as owner from {{schema}}.cdc_current where {where} and row_key = '2'"
+    ) == [{"op": "u", "owner": "bob after the snapshot"}]
 
 
 # ----------------------------------------------------------------------------- cdc-lake verify

@@ -19,7 +19,9 @@ What it covers, each for a reason of its own:
 - TRUNCATE of a table with live rows, then new inserts; an update of the primary key;
 - two transactions interleaved on two connections over one table (the lake sees commit order);
 - one table name in two schemas (`public.items`, `other.items`);
-- a large transaction (`bulk`).
+- a large transaction (`bulk`);
+- a Debezium incremental snapshot (`IncrementalSnapshot`) of `public.accounts` whose chunk window
+  has updates, a delete and an insert of that table's rows inside it, and changes after it.
 
 Every statement is the same in each database the workload runs in: `e2e` keeps each table's own
 replica identity, `e2e_full` sets every table to FULL (the identity a variant of the settings
@@ -31,6 +33,9 @@ state per committed transaction, and the two agree only so.
 
 from __future__ import annotations
 
+import json
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +125,13 @@ TABLES: dict[str, tuple[str, str]] = {
     "public.sync_marker": ("id integer primary key, round_no integer", "default"),
 }
 TOASTED = ("body", "payload", "blob")
+# Debezium's signaling table (`signal.data.collection`, the `source` channel: the connector reads
+# signals from the WAL, so the table is captured like any other). An `execute-snapshot` row starts
+# an incremental snapshot, and each connector writes its chunk windows' watermarks here. Not in
+# TABLES: the connectors write to it too, so the Recorder has no truth for it; its rows land as
+# ordinary rows of an ordinary table (reconciled, never rejected, and equal under verify).
+SIGNAL_TABLE = "public.debezium_signal"
+SIGNAL_COLUMNS = "id varchar(64) primary key, type varchar(32) not null, data varchar(2048)"
 
 
 @dataclass
@@ -142,7 +154,24 @@ class Interleaved:
     label: str = "interleaved"
 
 
-Step = Transaction | Interleaved
+@dataclass
+class IncrementalSnapshot:
+    """An `execute-snapshot` signal (incremental) for `table`, with `statements` committed inside
+    every connector's first chunk window. The signal is committed while a second connection holds
+    `table` ACCESS EXCLUSIVE: each connector writes its window's open watermark, then waits on the
+    lock for the chunk's first query (its maximum key). Once every connector's window is open,
+    `statements` run in the lock's transaction and commit, so they stream between the watermarks:
+    Debezium drops their keys from the chunk and sends the others as reads (`op: r`,
+    `source.snapshot: incremental`) at the close watermark's place in the WAL. The step ends when
+    every connector has closed two windows: `table` (under the chunk size) fits the first, and the
+    second reads nothing and ends the snapshot."""
+
+    table: str
+    statements: list[str]
+    label: str = "incremental snapshot"
+
+
+Step = Transaction | Interleaved | IncrementalSnapshot
 
 
 def row(values: Sequence[str]) -> str:
@@ -180,6 +209,7 @@ def setup_round(identity_full: bool) -> list[Transaction]:
         if identity_full or identity == "full":
             statements.append(f"alter table {table} replica identity full")
     statements += [f"alter table public.docs alter column {c} set storage external" for c in TOASTED]
+    statements.append(f"create table {SIGNAL_TABLE} ({SIGNAL_COLUMNS})")
     return [Transaction(statements, label="schema")]
 
 
@@ -278,6 +308,15 @@ def incremental_round() -> list[Step]:
                     label="toast unchanged after a build"),
         Transaction(["delete from public.docs where id = 1"], ["public.docs"], label="toast delete after a build"),
         Transaction(["update public.accounts set id = 40 where id = 30"], ["public.accounts"], label="key change"),
+        # Debezium's incremental snapshot: keys 2, 11, 40 are read; 1, 10, 12 change in the window
+        IncrementalSnapshot("public.accounts", [
+            "update public.accounts set balance = balance + 5 where id = 1",
+            "delete from public.accounts where id = 10",
+            insert("public.accounts", [["12", "'in the window'", "3.00", "'new'"]]),
+        ]),
+        # a streamed change after the window to a key the snapshot read: it lands over the read
+        Transaction(["update public.accounts set owner = 'bob after the snapshot' where id = 2"],
+                    ["public.accounts"], label="update after the incremental snapshot"),
         Transaction(["update public.accounts_full set owner = 'ann 2' where id = 1"], ["public.accounts_full"]),
         Transaction(["truncate table public.truncated, public.items"], ["public.truncated", "public.items"],
                     label="truncate two tables"),
@@ -307,6 +346,8 @@ class Recorder:
     states: dict[str, list[tuple[int, list[dict[str, str | None]]]]] = field(default_factory=dict)
     committed: int = 0
     columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # the Debezium connectors reading this database: each writes its own incremental snapshot windows
+    connectors: int = 1
 
     def __post_init__(self) -> None:
         self.connections = [self.server.connect(self.database), self.server.connect(self.database)]
@@ -319,6 +360,9 @@ class Recorder:
         for step in steps:
             if isinstance(step, Interleaved):
                 self._interleaved(step)
+                continue
+            if isinstance(step, IncrementalSnapshot):
+                self._incremental_snapshot(step)
                 continue
             cursor = self.connections[0].cursor()
             cursor.execute("begin")
@@ -336,6 +380,44 @@ class Recorder:
         for connection in (step.first_commit, 1 - step.first_commit):
             cursors[connection].execute("commit")
             self._committed(step.tables)
+
+    def _incremental_snapshot(self, step: IncrementalSnapshot, timeout: float = 120.0) -> None:
+        # a connector waiting on the lock keeps its replication stream alive (Debezium's keepalive
+        # thread), so the wait may be as long as a loaded machine needs
+        holder = self.connections[1].cursor()
+        opened, closed = self._windows()
+        holder.execute("begin")
+        holder.execute(f"lock table {step.table} in access exclusive mode")
+        try:
+            signal = json.dumps({"data-collections": [step.table], "type": "incremental"})
+            self.connections[0].cursor().execute(
+                f"insert into {SIGNAL_TABLE} values (%s, 'execute-snapshot', %s)", (str(uuid.uuid4()), signal))
+            self._committed([])
+            self._wait_for_windows(opened + self.connectors, closed, timeout)
+            for statement in step.statements:
+                holder.execute(statement)
+        except BaseException:
+            holder.execute("rollback")
+            raise
+        holder.execute("commit")
+        self._committed([step.table])
+        self._wait_for_windows(opened + 2 * self.connectors, closed + 2 * self.connectors, timeout)
+
+    def _windows(self) -> tuple[int, int]:
+        """Incremental snapshot windows opened and closed so far (their watermark rows)."""
+        cursor = self.connections[0].cursor()
+        cursor.execute(f"select count(*) filter (where type = 'snapshot-window-open'), "
+                       f"count(*) filter (where type = 'snapshot-window-close') from {SIGNAL_TABLE}")
+        opened, closed = cursor.fetchone()
+        return opened, closed
+
+    def _wait_for_windows(self, opened: int, closed: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while (found := self._windows()) != (opened, closed):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"incremental snapshot windows (opened, closed): expected {(opened, closed)} "
+                                     f"within {timeout:.0f}s, found {found}")
+            time.sleep(0.1)
 
     def _committed(self, tables: Iterable[str]) -> None:
         self.committed += 1
