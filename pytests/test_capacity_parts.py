@@ -49,10 +49,11 @@ def test_growth_cores_and_the_verdict():
            "freshness_p95": 60.0, "freshness_max": 70.0, "backlog_slope": 1.0, "backlog_max": 9000,
            "backlog_at_end_of_production": 4000, "build_seconds": [20.0, 50.0], "build_kinds": ["cycle", "build"],
            "build_median": 35.0, "build_max": 50.0, "consumer_cores": 0.5, "build_cores": 1.5, "problems": [],
-           "keeps_up": True}
+           "keeps_up": True, "finished_at": "2026-12-06 06:02 UTC", "commit": "95ec4c2"}
     behind = {**run, "rate": 1000.0, "keeps_up": False, "backlog_slope": 400.0}
     assert capacity([run, behind]) == 500.0
     assert capacity([behind]) == 0
     report = render([run, behind], "python -m cdc_lake.bench.capacity", "capacity.png")
     assert "Capacity: 500 change records/s (freshness p95 <= 120 s)" in report.splitlines()
     assert "- 500/s: 20c, 50" in report and "--tests-every 300" in report
+    assert "finished 2026-12-06 06:02 UTC, commit 95ec4c2" in report

@@ -32,7 +32,6 @@ import signal
 import statistics
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +97,7 @@ def measure_rate(rate: float, args: argparse.Namespace, command: str) -> dict[st
         "build_cores": build_cores,
         "freshness": result["freshness"],
         "history": args.history,
+        "commit": commit(),
     })
     summary["keeps_up"] = (growth <= GROWTH_LIMIT * rate and summary["freshness_p95"] <= FRESHNESS_P95_LIMIT
                            and not summary["problems"])
@@ -113,7 +113,7 @@ def render(runs: list[dict[str, Any]], command: str, plot_name: str | None) -> s
     found = capacity(runs)
     first = runs[0]
     lines = [
-        f"`{command}` — finished {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}, commit {commit()}.",
+        f"`{command}` — finished {runs[-1]['finished_at']}, commit {runs[-1].get('commit') or commit()}.",
         "",
         f"Capacity: {found:.0f} change records/s (freshness p95 <= {FRESHNESS_P95_LIMIT:.0f} s)",
         "",
@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=69)
     parser.add_argument("--keep-going", action="store_true", help="run every rate, also after one whose backlog grows")
     parser.add_argument("--keep", action="store_true", help="keep each rate's folder")
+    parser.add_argument("--report-only", action="store_true",
+                        help="render the report and the PNG again from --results (e.g. of a run stopped between rates)")
     parser.add_argument("--results", default=str(PROJECT_DIR / "bench" / "results" / "capacity.json"))
     parser.add_argument("--report", default=str(PROJECT_DIR / "docs" / "benchmarks.md"))
     parser.add_argument("--plot", default=str(PROJECT_DIR / "docs" / "capacity.png"))
@@ -202,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the soak's servers stop in its finally
     command = " ".join(["python -m cdc_lake.bench.capacity", *(argv if argv is not None else sys.argv[1:])]).strip()
     runs: list[dict[str, Any]] = []
-    for rate in sorted(float(r) for r in args.rates.split(",") if r):
+    if args.report_only:
+        saved = json.loads(Path(args.results).read_text())
+        command, runs = saved["command"], saved["runs"]
+    for rate in [] if args.report_only else sorted(float(r) for r in args.rates.split(",") if r):
         runs.append(measure_rate(rate, args, command))
         run = runs[-1]
         print(f"[capacity] {rate:.0f}/s: sustained {run['changes_per_second']:.1f}/s, freshness p95 "
