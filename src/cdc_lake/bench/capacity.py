@@ -65,6 +65,15 @@ def cores(cpu: list[tuple[float, float, float]], until: float) -> tuple[float, f
     return (consumer1 - consumer0) / (t1 - t0), (build1 - build0) / (t1 - t0)
 
 
+def freshness_windows(points: list[tuple[float, float]], width: float = 15.0) -> list[tuple[float, float]]:
+    """(start of each `width`-second window of production, p95 of the freshness of the changes
+    produced in it): what the PNG draws, kept instead of every change's point."""
+    windows: dict[int, list[float]] = {}
+    for produced, delay in points:
+        windows.setdefault(int(produced // width), []).append(delay)
+    return [(i * width, percentile(windows[i], 0.95)) for i in sorted(windows)]
+
+
 def measure_rate(rate: float, args: argparse.Namespace, command: str) -> dict[str, Any]:
     """One rate, in a folder of its own (removed afterwards unless --keep)."""
     folder = Path(tempfile.mkdtemp(prefix=f"cdc_lake_capacity_{int(rate)}_"))
@@ -95,7 +104,7 @@ def measure_rate(rate: float, args: argparse.Namespace, command: str) -> dict[st
         "tests_every": args.tests_every,
         "consumer_cores": consumer_cores,
         "build_cores": build_cores,
-        "freshness": result["freshness"],
+        "freshness_windows": freshness_windows(result["freshness"]),
         "history": args.history,
         "commit": commit(),
     })
@@ -161,11 +170,8 @@ def plot(runs: list[dict[str, Any]], path: Path) -> bool:
     figure, (fresh, backlog) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     for r in runs:
         # freshness as the p95 of each 15 s window of production, so that lines stay readable
-        windows: dict[int, list[float]] = {}
-        for produced, delay in r["freshness"]:
-            windows.setdefault(int(produced // 15), []).append(delay)
-        xs = sorted(windows)
-        fresh.plot([x * 15 for x in xs], [percentile(windows[x], 0.95) for x in xs], label=f"{r['rate']:,.0f}/s")
+        fresh.plot([t for t, _ in r["freshness_windows"]], [p for _, p in r["freshness_windows"]],
+                   label=f"{r['rate']:,.0f}/s")
         backlog.plot([t for t, _ in r["backlog"]], [n for _, n in r["backlog"]], label=f"{r['rate']:,.0f}/s")
     fresh.axhline(FRESHNESS_P95_LIMIT, color="grey", linestyle="--")
     fresh.set_ylabel("freshness p95 per 15 s (s)")
