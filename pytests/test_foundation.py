@@ -94,6 +94,16 @@ def test_relanding_and_rebuilding_changes_nothing(built):
     assert {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS} == before_snapshots
     # and no view was dropped and re-created: their SQL did not change (spark__create_view_as)
     assert len(before_views) >= 15 and view_creation_times(built) == before_views
+    # each write was skipped on the batch state its model's compile recorded (mark_batch), not on
+    # a probe of the batch: what each model ran instead of its write says which
+    for model in INCREMENTAL_MODELS:
+        assert "batch marked empty while the model compiled" in last_write_sql(built, model), model
+
+
+def last_write_sql(lake, model: str) -> str:
+    """The SQL dbt ran as `model`'s write in the lake's last build (its `target/run` file)."""
+    (path,) = (lake.project_dir / "target" / "run").rglob(f"{model}.sql")
+    return path.read_text()
 
 
 def view_creation_times(lake) -> dict[str, str]:

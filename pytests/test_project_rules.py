@@ -226,18 +226,66 @@ def test_each_override_of_a_dbt_macro_is_pinned_to_the_macro_it_replaces(manifes
     assert changed == [], f"dbt changed the macros these override; read them again, then update the pins: {changed}"
 
 
-def test_the_materialization_sees_the_compiled_sql(manifest):
-    """The one channel from a model's compile to its materialization is the compiled SQL: the batch
-    marker landed_since_last_build writes there is read back (source_is_empty) through
-    `model.compiled_code`, since at run time `config.set` does nothing and vars are fixed. Pinned:
-    dbt's model context still hands the compiled code to the materialization."""
+# A `run_query` whose SQL starts with one of these words writes to the lake or its catalog.
+WRITING_QUERY = re.compile(
+    r"run_query\(\s*(?:[\"'](?:alter|create|drop|insert|merge|delete|update|truncate|call)\b|cdc_rewrite_data_files_sql)",
+    re.IGNORECASE,
+)
+
+
+def macros_a_compile_reaches(manifest: dict, code: str) -> set[str]:
+    """The project's macros that rendering `code` (a model's SQL) can call, directly or through
+    other macros: the names it calls, then each one's dependencies as dbt recorded them."""
+    ours = {m["name"]: uid for uid, m in manifest["macros"].items() if m["package_name"] == "cdc_lake"}
+    todo = [ours[name] for name in re.findall(r"\b(\w+)\s*\(", code) if name in ours]
+    seen: set[str] = set()
+    while todo:
+        uid = todo.pop()
+        if uid not in seen:
+            seen.add(uid)
+            todo.extend(d for d in manifest["macros"][uid]["depends_on"]["macros"] if d in manifest["macros"])
+    return seen
+
+
+def test_no_model_writes_while_it_compiles(manifest):
+    """A model's compile reads the catalog but writes nothing: records of a build (the batch a model
+    wrote, a typed table's column list) are written by hooks and materializations, where dbt logs
+    the statement, never as a side effect of rendering SQL (`dbt compile`, docs, sqlfluff render
+    it too). The record of a batch is planned while the model compiles (plan_tested_batch) and
+    written by the models' pre-hook (record_tested_batch); build cache entries wait in the memo
+    for the on-run-end (pending_build_cache_entries)."""
+    writers = {
+        uid for uid, m in manifest["macros"].items()
+        if m["package_name"] == "cdc_lake" and WRITING_QUERY.search(m["macro_sql"])
+    }
+    # the rule can fail: these macros write, and no model may reach them while it compiles
+    assert {"macro.cdc_lake.build_cache_put", "macro.cdc_lake.cdc_forget_passes"} <= writers
+    offenders = {
+        name: sorted(macros_a_compile_reaches(manifest, node["raw_code"]) & writers)
+        for name, node in project_models(manifest).items()
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+    assert "record_tested_batch" in str(manifest["nodes"]["model.cdc_lake.cdc_changelog"]["config"]["pre-hook"])
+
+
+def test_the_batch_state_travels_from_compile_to_materialization_in_the_memo(manifest):
+    """landed_since_last_build's answer (is the batch empty?) is known while the model compiles and
+    needed by its materialization (source_is_empty, spark__create_temporary_view): mark_batch keeps
+    it in the invocation's memo under the model's unique id and batch_marked_empty reads it there.
+    Pinned: dbt compiles a node and runs its materialization in one runner (compile, then execute,
+    on the same node), so the id the compile marked is the id the materialization reads."""
     import inspect
 
-    from dbt.context.providers import ModelContext
+    from dbt.task.base import BaseRunner
 
-    source = inspect.getsource(ModelContext.ctx_model.fget)
-    assert "compiled_code" in source and "to_dict" in source, source
-    assert "model.get('compiled_code')" in manifest["macros"]["macro.cdc_lake.source_is_empty"]["macro_sql"]
+    source = inspect.getsource(BaseRunner.compile_and_execute)
+    assert source.index("self.compile(manifest)") < source.index("self.run(ctx.node, manifest)"), source
+    macros = manifest["macros"]
+    assert "model.unique_id" in macros["macro.cdc_lake.mark_batch"]["macro_sql"]
+    assert "model.unique_id" in macros["macro.cdc_lake.batch_marked_empty"]["macro_sql"]
+    assert "batch_marked_empty()" in macros["macro.cdc_lake.source_is_empty"]["macro_sql"]
+    # nothing reads the batch's state from SQL text any more
+    assert not [uid for uid, m in macros.items() if m["package_name"] == "cdc_lake" and "compiled_code or" in m["macro_sql"]]
 
 
 def test_the_build_memo_lives_in_one_graph_object_per_invocation(manifest):

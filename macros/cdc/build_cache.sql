@@ -27,7 +27,8 @@
 
 
 {% macro build_cache_get(key) %}
-    {#- One entry of the build cache, or none (also while the cache table is missing: before the
+    {#- One entry of the build cache (one this invocation computed and has not written yet included,
+        pending_build_cache_entries), or none (also while the cache table is missing: before the
         first build, and in commands that run no on-run-start hook, such as `dbt compile`; dbt has
         cached the build schema's relations, so asking costs no query). -#}
     {%- if load_relation(build_cache_relation()) is none -%}
@@ -43,7 +44,8 @@
         {%- endfor -%}
         {%- do memo.setdefault('build_cache', entries) -%}
     {%- endif -%}
-    {{ return(memo['build_cache'].get(key)) }}
+    {%- set pending = pending_build_cache_entries() -%}
+    {{ return(pending[key] if key in pending else memo['build_cache'].get(key)) }}
 {% endmacro %}
 
 
@@ -63,6 +65,14 @@
     {%- if 'build_cache' in memo -%}
         {%- do memo['build_cache'].update(entries) -%}
     {%- endif -%}
+{% endmacro %}
+
+
+{% macro pending_build_cache_entries() %}
+    {#- Build cache entries (key -> value) that models computed while they compiled (typed_columns),
+        kept in the invocation's memo (build_memo) until the on-run-end writes them in one commit
+        (record_test_passes): a model's compile reads the catalog but writes nothing. -#}
+    {{ return(build_memo().setdefault('pending_build_cache_entries', {})) }}
 {% endmacro %}
 
 

@@ -1,7 +1,7 @@
 {% macro get_insert_into_sql(source_relation, target_relation) %}
     {#- dbt-spark's `append` statement, skipped when the batch is empty (see source_is_empty). -#}
     {%- if source_is_empty(source_relation) -%}
-        select 'no new rows for {{ target_relation }}' as skipped
+        {{ empty_batch_statement(target_relation) }}
     {%- else -%}
         {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
         insert into table {{ target_relation }}

@@ -1,7 +1,7 @@
 {% macro spark__create_temporary_view(relation, compiled_code) -%}
     {#- The temporary view dbt-spark's incremental materialization makes of a model's batch before
-        it merges or appends it, skipped when the batch is marked empty (landed_since_last_build):
-        the write that would read it is skipped too (source_is_empty), and creating the view has
+        it merges or appends it, skipped when the batch is marked empty (batch_marked_empty): the
+        write that would read it is skipped too (source_is_empty), and creating the view has
         Spark analyse the whole model, 1-3 s per model and build even when no row is read. A model
         that appends new columns (`on_schema_change` other than `ignore`) needs a view, since dbt
         compares its columns with the table's before the write: for an empty batch it gets one of
@@ -9,7 +9,7 @@
         added by the next build whose batch has rows (cdc_changelog: 2-5 s less per no-op build on
         the demo lake, on the path every later model waits for). A model with a batch and no such
         comparison gets no view either: its write reads the batch's SQL inline (batch_source). -#}
-    {%- set empty = batch_marked_empty(compiled_code) -%}
+    {%- set empty = batch_marked_empty() -%}
     {%- set inline = batch_read_inline() and compiled_code == model.get('compiled_code') -%}
     {%- if empty and not inline and config.get('materialized') == 'incremental' -%}
         create or replace temporary view {{ relation }} as

@@ -9,7 +9,7 @@
         Columns are listed explicitly from the target, so the source may carry helper columns.
         An empty batch writes nothing (see source_is_empty). -#}
     {%- if source_is_empty(source) -%}
-        {{ return("select 'no new rows for " ~ target ~ "' as skipped") }}
+        {{ return(empty_batch_statement(target)) }}
     {%- endif -%}
     {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target) -%}

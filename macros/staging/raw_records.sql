@@ -1,12 +1,12 @@
 {% macro raw_records_since_last_build(fmt) %}
     {#- The head of every base_<format>__messages model: the raw records of `fmt` landed since the
         model's last build (landed_since_last_build on its landing watermark), every column. The
-        model records that batch (record_tested_batch), so that a scheduled build's tests of it and
+        model records that batch (plan_tested_batch), so that a scheduled build's tests of it and
         of the staging views over it read the records it staged, not every record ever landed. -#}
     {%- set raw = source('cdc_raw', 'raw_' ~ fmt) -%}
     {%- set watermark = landing_watermark() -%}
     {%- set batch_filter = landed_since_last_build(raw, watermark) -%}
-    {%- do record_tested_batch(watermark, batch_filter) -%}
+    {%- do plan_tested_batch(watermark) -%}
     select *
     from {{ raw }}
     where {{ batch_filter }}

@@ -103,11 +103,13 @@
         that warned, with its failure count (no views). A test that failed or errored records
         nothing, so it runs again next time; so does one whose record is lost (a killed build).
         The same commit keeps the key counts the tests asked for (tested_key_counts) when they
-        changed, and the batch floors computed (batch_floor). -#}
-    {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
+        changed, the batch floors computed (batch_floor), and the entries models computed while
+        they compiled (pending_build_cache_entries: typed column lists), also after `dbt run`. -#}
+    {%- if not execute or flags.WHICH not in ('build', 'test', 'retry', 'run') -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set entries = {} -%}
+    {#- what models computed while they compiled (typed_columns), written here, not by the compile -#}
+    {%- set entries = dict(pending_build_cache_entries()) -%}
     {#- the key counts this invocation's tests read, when they are not what the cache holds -#}
     {%- set counts = build_memo().get('tested_key_counts') -%}
     {%- if counts and counts['used'] and counts['used'] != counts['known'] -%}

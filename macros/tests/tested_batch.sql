@@ -4,18 +4,18 @@
 {% endmacro %}
 
 
-{% macro record_tested_batch(watermark, batch_filter, column='landing_seq') %}
-    {#- Called by an incremental model while it is built: records, as a table property, the landing
-        cursor from which its batch starts (landing_watermarks' per-format mapping), so that its data
-        tests can check that batch instead of the whole table (get_where_subquery). A first or
-        full-refresh build removes the record: the whole table is that build's batch. A build whose
-        batch is empty (`batch_filter`, from landed_since_last_build, carries the empty marker)
-        keeps the record of the last batch written: its tests then read what they read last time,
-        so they pass again without a query (spark__get_test_sql), and the table gets no commit.
-        Only `dbt run` and `dbt build` record anything; `dbt compile` or `dbt docs generate`
-        renders the model without writing it. Recorded before the write: until the write commits,
-        no row lies beyond the cursor, so a failed write leaves a record that still names the rows
-        a build wrote.
+{% macro plan_tested_batch(watermark, column='landing_seq') %}
+    {#- Called by an incremental model while its SQL is compiled, after landed_since_last_build:
+        decides what the model's build records (record_tested_batch, its pre-hook, writes it) as
+        the table property tested_batch_property: the landing cursor from which its batch starts
+        (landing_watermarks' per-format mapping), so that its data tests can check that batch
+        instead of the whole table (get_where_subquery). A first or full-refresh build removes
+        the record: the whole table is that build's batch. A build whose batch is empty
+        (batch_marked_empty) keeps the record of the last batch written: its tests then read what
+        they read last time, so they pass again without a query (spark__get_test_sql), and the
+        table gets no commit. Only `dbt run` and `dbt build` plan anything; `dbt compile` or
+        `dbt docs generate` renders the model without writing it. Reads the previous record; writes
+        nothing (the plan waits in the invocation's memo, build_memo, for the pre-hook).
         Var `cdc_defer_tests` (a `cdc-lake build --tests-every` cycle, which runs the models and
         the reconciliation only) marks the record `pending`; while it is, later builds keep its
         cursor, so the next build that runs the data tests checks every batch written since the
@@ -25,7 +25,8 @@
     {%- if not execute or flags.WHICH not in ('run', 'build') or model.resource_type != 'model' or this is none -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if is_incremental() and batch_marked_empty(batch_filter) -%}
+    {%- set planned = build_memo().setdefault('planned_tested_batches', {}) -%}
+    {%- if is_incremental() and batch_marked_empty() -%}
         {{ return('') }}
     {%- elif is_incremental() and not is_first_build(watermark) -%}
         {%- set previous = tested_batch_record(this) -%}
@@ -35,15 +36,32 @@
         {%- if var('cdc_defer_tests') | string | lower == 'true' -%}
             {%- do record.update({'pending': true, 'own': watermark}) -%}
         {%- endif -%}
-        {%- do run_query("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
-                         ~ "' = " ~ sql_string_literal(tojson(record)) ~ ")") -%}
-        {%- do build_memo().setdefault('tested_batches', {}).update({this | string: record}) -%}
+        {%- do planned.update({model.unique_id: record}) -%}
     {%- elif load_relation(this) is not none -%}
-        {%- do run_query("alter table " ~ this ~ " unset tblproperties if exists ('"
-                         ~ tested_batch_property() ~ "')") -%}
-        {%- do build_memo().setdefault('tested_batches', {}).update({this | string: none}) -%}
+        {%- do planned.update({model.unique_id: none}) -%}
     {%- endif -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro record_tested_batch() %}
+    {#- The pre-hook of every model (dbt_project.yml): the statement that writes what the model's
+        compile planned (plan_tested_batch), or nothing when it planned nothing. Runs before the
+        model's write: until the write commits, no row lies beyond the cursor, so a failed write
+        leaves a record that still names the rows a build wrote. The statement is dbt's to run and
+        log like any hook (`target/run/.../<model>.sql` has it); the memo of records
+        (tested_batch_record) learns it here, before the model's tests read it. -#}
+    {%- set planned = build_memo().get('planned_tested_batches', {}) -%}
+    {%- if not execute or model.unique_id not in planned -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set record = planned.pop(model.unique_id) -%}
+    {%- do build_memo().setdefault('tested_batches', {}).update({this | string: record}) -%}
+    {%- if record is none -%}
+        {{ return("alter table " ~ this ~ " unset tblproperties if exists ('" ~ tested_batch_property() ~ "')") }}
+    {%- endif -%}
+    {{ return("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
+              ~ "' = " ~ sql_string_literal(tojson(record)) ~ ")") }}
 {% endmacro %}
 
 
@@ -51,8 +69,8 @@
     {#- What `relation`'s last build recorded (record_tested_batch) as a mapping (`column`,
         `after`), or none. Read from the catalog once per relation and invocation (build_memo),
         not once per test: a scheduled build's 40-odd cut tests read seven records. A build
-        that records a batch updates the memo as it writes the property, and a model's tests run
-        after the model, so no test reads a record older than its model's build. -#}
+        that records a batch updates the memo as its pre-hook writes the property, and a model's
+        tests run after the model, so no test reads a record older than its model's build. -#}
     {%- set records = build_memo().setdefault('tested_batches', {}) -%}
     {%- if relation | string not in records -%}
         {%- set recorded = relation_property(relation, tested_batch_property()) -%}

@@ -22,7 +22,7 @@
     ref('int_changes_unioned'), watermark, landed_in=staged_from('changes')
 ) %}
 {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
-{%- do record_tested_batch(watermark, batch_filter) %}
+{%- do plan_tested_batch(watermark) %}
 
 with new_changes as (
 
