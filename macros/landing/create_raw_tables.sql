@@ -15,7 +15,8 @@
                 ~ "kafka_value string, landed_at timestamp not null, landing_seq bigint not null, "
                 ~ "kafka_headers array<struct<key: string, value: string>>, kafka_topic_incarnation int"
                 ~ ") using iceberg tblproperties ('format-version' = '2', "
-                ~ "'write.parquet.compression-codec' = 'snappy', 'write.wap.enabled' = 'true')"
+                ~ "'write.parquet.compression-codec' = 'snappy', 'write.wap.enabled' = 'true', "
+                ~ "'write.parquet.row-group-size-bytes' = '4194304', 'read.split.target-size' = '4194304')"
             ) -%}
             {#- a raw table landed before the column existed gets it (null = incarnation 0) -#}
             {%- set columns = run_query("describe table " ~ raw_schema() ~ ".raw_" ~ fmt).columns[0].values() -%}

@@ -68,9 +68,17 @@ RAW_COLUMNS = """
 # 7.4-9.2 s, for larger files of JSON text.
 # `write.wap.enabled` lets `merge_batch` stage a commit (write-audit-publish) that it publishes only
 # after a check (`consume`'s topic ids); a write without a staging id commits as usual.
-RAW_TABLE_PROPERTIES = (
-    "'format-version' = '2', 'write.parquet.compression-codec' = 'snappy', 'write.wap.enabled' = 'true'"
-)
+# 4 MB row groups read as 4 MB splits (Iceberg's defaults: 128 MB each): a split is at least a row
+# group, and a landing of 200k records writes one file of one row group, so a base model's full
+# build read each format in 3-7 tasks whatever the cores (issue 69, docs/benchmarks.md).
+RAW_TABLE_SETTINGS = {
+    "format-version": "2",
+    "write.parquet.compression-codec": "snappy",
+    "write.wap.enabled": "true",
+    "write.parquet.row-group-size-bytes": "4194304",
+    "read.split.target-size": "4194304",
+}
+RAW_TABLE_PROPERTIES = ", ".join(f"'{name}' = '{value}'" for name, value in RAW_TABLE_SETTINGS.items())
 
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
@@ -269,7 +277,8 @@ def as_executor(target: SparkSession | Executor) -> Executor:
 
 def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
     """Create the raw table of `fmt` if missing; bring one landed by an older version up to date
-    (the columns added since, `write.wap.enabled` for staged landings)."""
+    (the columns added since, and the settings of RAW_TABLE_SETTINGS it lacks: `write.wap.enabled`
+    for staged landings, the row group and split sizes)."""
     executor, table = as_executor(target), raw_table(fmt)
     executor.execute(f"create database if not exists {quote_identifier(raw_schema())}")
     executor.execute(
@@ -279,9 +288,16 @@ def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
     for name, kind in _ADDED_COLUMNS.items():
         if name not in present:
             executor.execute(f"alter table {table} add column {name} {kind}")
-    staging = executor.query(f"show tblproperties {table} ('write.wap.enabled')")
-    if not staging or staging[0][1] != "true":
-        executor.execute(f"alter table {table} set tblproperties ('write.wap.enabled' = 'true')")
+    present_settings = {str(row[0]): str(row[1]) for row in executor.query(f"show tblproperties {table}")}
+    # a setting the table lacks; a staged landing needs `write.wap.enabled` whatever it was set to
+    missing = {
+        name: value for name, value in RAW_TABLE_SETTINGS.items()
+        if name != "format-version" and (name not in present_settings or name == "write.wap.enabled")
+        and present_settings.get(name) != value
+    }
+    if missing:
+        settings = ", ".join(f"'{name}' = '{value}'" for name, value in missing.items())
+        executor.execute(f"alter table {table} set tblproperties ({settings})")
 
 
 @contextmanager
