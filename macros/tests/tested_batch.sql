@@ -49,8 +49,8 @@
         compile planned (plan_tested_batch), or nothing when it planned nothing. Runs before the
         model's write: until the write commits, no row lies beyond the cursor, so a failed write
         leaves a record that still names the rows a build wrote. The statement is dbt's to run and
-        log like any hook (`target/run/.../<model>.sql` has it); the memo of records
-        (tested_batch_record) learns it here, before the model's tests read it. -#}
+        log like any hook (logs/dbt.log has it); the memo of records (tested_batch_record) learns
+        it here, before the model's tests read it. -#}
     {%- set planned = build_memo().get('planned_tested_batches', {}) -%}
     {%- if not execute or model.unique_id not in planned -%}
         {{ return('') }}
