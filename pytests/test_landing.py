@@ -246,6 +246,33 @@ def _staged_batch(spark, name: str, offsets: range) -> str:
     return f"global_temp.{name}"
 
 
+def test_an_older_raw_table_gets_the_settings_it_lacks(lake, spark):
+    """A raw table created by an older version (no staged landings, Iceberg's row groups) gets the
+    settings it lacks when next landed; a setting already there is a user's and stays, but for
+    `write.wap.enabled`, which a staged landing needs."""
+    from cdc_lake.landing import RAW_COLUMNS, ensure_raw_table, raw_schema, raw_table
+
+    lake._activate()
+    table = raw_table("lindorm")
+    spark.sql(f"create database if not exists {raw_schema()}")
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(
+        f"create table {table} ({RAW_COLUMNS}) using iceberg tblproperties ('format-version' = '2', "
+        "'write.wap.enabled' = 'false', 'write.parquet.row-group-size-bytes' = '16777216')"
+    )
+    try:
+        before = {row[0]: row[1] for row in spark.sql(f"show tblproperties {table}").collect()}
+        ensure_raw_table(spark, "lindorm")
+        settings = {row[0]: row[1] for row in spark.sql(f"show tblproperties {table}").collect()}
+    finally:
+        spark.sql(f"drop table if exists {table}")
+    assert settings["write.wap.enabled"] == "true"
+    assert settings["write.parquet.row-group-size-bytes"] == "16777216"
+    assert settings["read.split.target-size"] == "4194304"
+    # Iceberg writes its own codec (zstd) into a table it creates: that one is kept too
+    assert settings["write.parquet.compression-codec"] == before["write.parquet.compression-codec"] == "zstd"
+
+
 def test_a_staged_landing_is_seen_only_once_its_check_passed(lake, spark):
     """`merge_batch(before_publish=...)` (consume's topic-id check after the read): while the
     check runs, no reader sees the batch; a failed check lands nothing; a passed one publishes

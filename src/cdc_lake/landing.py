@@ -78,7 +78,14 @@ RAW_TABLE_SETTINGS = {
     "write.parquet.row-group-size-bytes": "4194304",
     "read.split.target-size": "4194304",
 }
-RAW_TABLE_PROPERTIES = ", ".join(f"'{name}' = '{value}'" for name, value in RAW_TABLE_SETTINGS.items())
+
+
+def properties_clause(settings: dict[str, str]) -> str:
+    """The inside of a `tblproperties (...)` clause: `'name' = 'value', ...`."""
+    return ", ".join(f"'{name}' = '{value}'" for name, value in settings.items())
+
+
+RAW_TABLE_PROPERTIES = properties_clause(RAW_TABLE_SETTINGS)
 
 _BATCH_SCHEMA = (
     "kafka_topic string, kafka_partition int, kafka_offset bigint, kafka_timestamp_ms bigint, "
@@ -289,15 +296,16 @@ def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
         if name not in present:
             executor.execute(f"alter table {table} add column {name} {kind}")
     present_settings = {str(row[0]): str(row[1]) for row in executor.query(f"show tblproperties {table}")}
-    # a setting the table lacks; a staged landing needs `write.wap.enabled` whatever it was set to
+    # the settings the table lacks (a value already set, even another, may be a user's tuning: kept),
+    # and `write.wap.enabled` whatever it was set to: a staged landing needs it
     missing = {
         name: value for name, value in RAW_TABLE_SETTINGS.items()
-        if name != "format-version" and (name not in present_settings or name == "write.wap.enabled")
-        and present_settings.get(name) != value
+        if name != "format-version" and name not in present_settings
     }
+    if present_settings.get("write.wap.enabled") != "true":
+        missing["write.wap.enabled"] = "true"
     if missing:
-        settings = ", ".join(f"'{name}' = '{value}'" for name, value in missing.items())
-        executor.execute(f"alter table {table} set tblproperties ({settings})")
+        executor.execute(f"alter table {table} set tblproperties ({properties_clause(missing)})")
 
 
 @contextmanager
