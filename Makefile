@@ -10,7 +10,7 @@ SIZE ?= 1m
 # sqlfluff's processes: every core (0) for `make lint` alone; one beside the tests in `make test`
 LINT_PROCESSES ?= 0
 
-.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-schedule-scale bench-increment bench-verify bench-land bench-capacity soak soak-ci clean-lake clean
+.PHONY: setup demo demo-kafka check-all test test-integration test-slow test-tools test-docs-site test-kafka e2e e2e-ci unit-test test-cluster cluster-start cluster-stop cluster-status lint build docs bench bench-kafka bench-scheduled bench-schedule-scale bench-increment bench-verify bench-land bench-capacity bench-per-record soak soak-ci clean-lake clean
 
 setup: $(STAMP)
 
@@ -168,6 +168,12 @@ bench-verify: $(STAMP)
 CAPACITY_ARGS ?=
 bench-capacity: $(BENCH_STAMP)
 	$(BIN)/python -m cdc_lake.bench.capacity $(CAPACITY_ARGS)
+
+# Where a full build's time goes per record (issue 69): each format's base model and changes view
+# cut after every CTE into Spark's noop sink, the writes, and the change log written once per
+# record; SIZE changes, one warm session (docs/benchmarks.md; src/cdc_lake/bench/per_record.py).
+bench-per-record: $(BENCH_STAMP)
+	$(BIN)/python -m cdc_lake.bench.per_record --size $(SIZE) $(BENCH_PER_RECORD_ARGS)
 
 # A day in production, compressed: producer, `cdc-lake consume --follow`, a build loop, upkeep and
 # seeded faults for DURATION seconds at RATE change records/s (all formats together), then

@@ -112,3 +112,17 @@ def test_target_4_is_not_judged_across_days():
     assert [line for line in across if "target 4" in line] == [
         "- target 4 (the increment at 5M against 1M): not comparable, 1M measured on 2026-11-30, 5M on 2026-11-29"
     ]
+
+
+def test_a_model_is_cut_after_each_of_its_ctes():
+    """bench.per_record times each model's query cut after every CTE: the cut must keep every CTE
+    up to it, select all of its columns, and refuse a model whose last select is not `final`."""
+    from cdc_lake.bench.per_record import cte_names, cut_at
+
+    sql = "-- a base model\nwith source as (\n    select 1 as a\n),\n\nparsed as (\n    select a from source\n),\n\n"
+    sql += "final as (\n    select a as b from parsed\n)\n\nselect * from final\n"
+    assert cte_names(sql) == ["source", "parsed", "final"]
+    cut = cut_at(sql, "parsed")
+    assert cut.endswith("select * from parsed") and "final as (" in cut
+    with pytest.raises(ValueError, match="final"):
+        cut_at(sql.replace("select * from final", "select b from final"), "parsed")
