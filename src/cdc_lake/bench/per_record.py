@@ -163,21 +163,25 @@ def one_write(per: PerRecord, bench: SizeBench, compiled: dict[str, str], format
     table = f"{schema}.{ONE_WRITE_TABLE}"
     bench.spark.sql(f"drop table if exists {table}")
     figures: dict[str, Any] = {"formats": {}}
+    changes_views = [f"stg_{fmt}__changes" for fmt in formats]
+    # every changes view and the union read the temporary views of the same name
+    reference = re.compile(rf"\b{re.escape(schema)}\.({'|'.join([*changes_views, 'int_changes_unioned'])})\b")
+
+    def inlined(sql: str) -> str:
+        return reference.sub(r"one_write_\1", sql)
+
     for fmt in formats:
-        own = [f"base_{fmt}__messages", f"stg_{fmt}__changes"]
-        reference = re.compile(rf"\b{re.escape(schema)}\.({'|'.join([*own, 'int_changes_unioned'])})\b")
-
-        def inlined(sql: str, reference: re.Pattern[str] = reference) -> str:
-            return reference.sub(r"one_write_\1", sql)
-
-        for name in own:  # the base model before the view that reads it
-            bench.spark.sql(f"create or replace temporary view one_write_{name} as {inlined(compiled[name])}")
+        base = f"base_{fmt}__messages"
+        bench.spark.sql(f"create or replace temporary view one_write_{base} as {compiled[base]}")
+        for other in formats:
+            view = f"stg_{other}__changes"
+            if other == fmt:  # the format's changes view reads its base model's query
+                body = compiled[view].replace(f"{schema}.{base}", f"one_write_{base}")
+            else:
+                body = f"select * from {schema}.{view} where false"
+            bench.spark.sql(f"create or replace temporary view one_write_{view} as {body}")
         bench.spark.sql(f"create or replace temporary view one_write_int_changes_unioned as "
                         f"{inlined(compiled['int_changes_unioned'])}")  # fmt: skip
-        for other in formats:
-            if other != fmt:
-                bench.spark.sql(f"create or replace temporary view one_write_stg_{other}__changes as "
-                                f"select * from {schema}.stg_{other}__changes where false")  # fmt: skip
         query = inlined(compiled["cdc_changelog"])
         if not bench.spark.catalog.tableExists(table):
             write = f"create table {table} using iceberg partitioned by (source_format) as {query}"
