@@ -18,19 +18,17 @@ section of docs/benchmarks.md between its markers.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from cdc_lake.bench import jobs
 from cdc_lake.bench.dbt import node_seconds
-from cdc_lake.bench.report import commit, replace_section
+from cdc_lake.bench.report import replace_section, store_result
 from cdc_lake.bench.runner import SizeBench
 from cdc_lake.bench.workload import modelled_formats
 from cdc_lake.env import PROJECT_DIR
@@ -159,10 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = "python -m cdc_lake.bench.increment " + " ".join(argv if argv is not None else sys.argv[1:])
     result = measure(args)
-    result["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    result["commit"] = commit()
-    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.results).write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
+    store_result(result, command, Path(args.results))
     block = f"{BEGIN}\n\n{render(result, command.strip())}\n\n{END}"
     replace_section(Path(args.report), BEGIN, END, block, heading="## Where an incremental build's time goes")
     return 0

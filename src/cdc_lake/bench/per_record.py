@@ -21,20 +21,19 @@ table. The result goes to bench/results/per_record.json and, as tables, to docs/
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from cdc_lake.bench import jobs, limit, workload
 from cdc_lake.bench.dbt import compiled_code
-from cdc_lake.bench.report import commit, replace_section
+from cdc_lake.bench.report import replace_section, store_result
 from cdc_lake.bench.runner import SizeBench
 from cdc_lake.env import PROJECT_DIR
 
@@ -246,10 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = "python -m cdc_lake.bench.per_record " + " ".join(argv if argv is not None else sys.argv[1:])
     result = measure(args)
-    result.update(finished_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), commit=commit())
     result["runs"] = args.runs
-    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.results).write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
+    store_result(result, command, Path(args.results))
     block = f"{BEGIN}\n\n{render(result, command.strip())}\n\n{END}"
     replace_section(Path(args.report), BEGIN, END, block, heading="## Where a full build's time goes, per record")
     return 0

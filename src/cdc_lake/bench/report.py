@@ -6,6 +6,7 @@ analysis, the changes made and why) is kept when the report is rendered again.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import platform
@@ -479,6 +480,14 @@ def render(results_dir: Path, report_path: Path, plot_path: Path) -> None:
         lines += [f"![cost against history size]({rel})", ""]
     lines.append(END)
     replace_section(report_path, BEGIN, END, "\n".join(lines))
+
+
+def store_result(result: dict[str, Any], command: str, path: Path) -> None:
+    """Stamp a benchmark's result with when and on which commit it finished, and write it with the
+    command that produced it as JSON to `path`."""
+    result.update(finished_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), commit=commit())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
 
 
 def replace_section(report_path: Path, begin: str, end: str, block: str, heading: str = "") -> None:
