@@ -172,18 +172,22 @@ def test_the_raw_table_ddl_agrees_in_python_and_the_hook(manifest):
     assert words(found.group(2)) == words(RAW_TABLE_PROPERTIES)
 
 
-def test_the_verification_results_ddl_agrees_in_python_and_the_hook(manifest):
-    """`cdc-lake verify` creates verification_results (cdc_lake.verify.run.RESULTS_COLUMNS) unless
-    the hook did first, for the cdc_verification model; both must create the same table."""
+@pytest.mark.parametrize("table", ["verification_results", "cdc_set_aside_records"])
+def test_the_ddl_of_the_raw_schemas_other_tables_agrees_in_python_and_the_hook(manifest, table):
+    """`cdc-lake verify` creates verification_results (cdc_lake.verify.run.RESULTS_COLUMNS) and
+    `cdc-lake set-aside` cdc_set_aside_records (cdc_lake.set_aside.SET_ASIDE_COLUMNS) unless the
+    hook did first, for the models that read them; both must create the same table."""
+    from cdc_lake.set_aside import SET_ASIDE_COLUMNS
     from cdc_lake.verify.run import RESULTS_COLUMNS
 
+    columns = {"verification_results": RESULTS_COLUMNS, "cdc_set_aside_records": SET_ASIDE_COLUMNS}[table]
     macro = manifest["macros"]["macro.cdc_lake.create_raw_tables"]["macro_sql"]
-    start = macro.index('".verification_results ("')
+    start = macro.index(f'".{table} ("')
     statement = macro[start : macro.index(") -%}", start)]
     text = "".join(re.findall(r'"([^"]*)"', statement))
-    found = re.search(r"\.verification_results \((.*)\) using iceberg$", text)
+    found = re.search(rf"\.{table} \((.*)\) using iceberg$", text)
     assert found, text
-    assert " ".join(found.group(1).split()) == " ".join(RESULTS_COLUMNS.split())
+    assert " ".join(found.group(1).split()) == " ".join(columns.split())
 
 
 def test_each_override_of_a_dbt_macro_is_pinned_to_the_macro_it_replaces(manifest):

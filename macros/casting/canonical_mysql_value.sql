@@ -96,7 +96,7 @@
             when _m.base in ('enum', 'set') then element_at(transform(
                 {#- the labels of the definition, in order: enum('a','it''s') -> [a, it's] #}
                 array(transform(
-                    regexp_extract_all(_m.t, '\\x27((?:[^\\x27]|\\x27\\x27)*)\\x27', 1),
+                    regexp_extract_all(_m.t, '\\x27((?:[^\\x27]++|\\x27\\x27)*+)\\x27?', 1),
                     _label -> replace(_label, repeat(char(39), 2), char(39))
                 )),
                 _labels -> case

@@ -16,7 +16,7 @@
         and a lambda only after its function's arguments; the base models nest this deep, so the
         nesting here is kept shallow: operators (`||`, CASE) where they do, two lambdas. `value`
         is repeated: pass a lambda variable. -#}
-    {%- set token = "'\"(?:[^\"\\\\\\\\]|\\\\\\\\.)*\"|[^,\\\\[\\\\]\\\\s]+'" -%}
+    {%- set token = "'\"(?:[^\"\\\\\\\\]++|\\\\\\\\.)*+\"?|[^,\\\\[\\\\]\\\\s]+'" -%}
     transform(
         array(named_struct(
             'items', {{ items }},
@@ -37,9 +37,9 @@
             end,
             ca_json -> case
                 {# an element that did not decode: `{}` outside the strings #}
-                when array_contains(regexp_extract_all(ca_json, '"(?:[^"\\\\]|\\\\.)*"|[{][}]', 0), '{}') then null
+                when array_contains(regexp_extract_all(ca_json, '"(?:[^"\\\\]++|\\\\.)*+"?|[{][}]', 0), '{}') then null
                 else '[' || regexp_replace(
-                    regexp_replace(ca_json, '[{]"s":("(?:[^"\\\\]|\\\\.)*")[}]', '$1'),
+                    regexp_replace(ca_json, '[{]"s":("(?:[^"\\\\]++|\\\\.)*+")[}]', '$1'),
                     case {{ connect_decoder('ca.items') | indent(20) }}
                         when 'boolean' then '"(true|false)"'
                         when 'integer' then '"(-?[0-9][^"]*)"'

@@ -7,7 +7,7 @@
         recursed once per character and overflowed the executor's stack on a 12.8 kB PostgreSQL
         jsonb value (StackOverflowError, which ended the driver JVM). -#}
     array_join(transform(
-        regexp_extract_all({{ json_text }}, '"(?:[^"\\\\]++|\\\\.)*+"|[^"]+', 0),
+        regexp_extract_all({{ json_text }}, '"(?:[^"\\\\]++|\\\\.)*+"?|[^"]+', 0),
         js_part -> if(js_part like '"%', js_part, regexp_replace(regexp_replace(js_part, '\\s+', ''), '([:,])', '$1 '))
     ), '')
 {%- endmacro %}

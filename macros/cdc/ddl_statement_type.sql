@@ -3,7 +3,7 @@
         CREATE (table), ALTER, ERASE (drop table), RENAME, TRUNCATE, CINDEX (create index),
         DINDEX (drop index), else QUERY (databases, views, grants, ...). Leading blanks and
         `/* ... */` comments are skipped. `statement` is repeated: pass a column. -#}
-    {%- set text = "regexp_replace(" ~ statement ~ ", '^(\\\\s|/\\\\*.*?\\\\*/)+', '')" -%}
+    {%- set text = "regexp_replace(" ~ statement ~ ", '^(?:\\\\s++|/\\\\*.*?\\\\*/)++', '')" -%}
     case
         when {{ statement }} is null then null
         when {{ text }} rlike '(?i)^CREATE\\s+((UNIQUE|FULLTEXT|SPATIAL)\\s+)?INDEX\\b' then 'CINDEX'

@@ -5,11 +5,12 @@
         is rejected, rather than passing `x` on as an INT. Range is not checked here (a number out
         of its type's range is left to the `numeric_values_in_range` test). Both arguments are
         repeated: pass columns. -#}
-    {#- what a number of each family looks like, and the MySQL type names of the family -#}
+    {#- what a number of each family looks like, and the MySQL type names of the family; possessive,
+        so a long run of digits is never split two ways (quadratic on a megabyte) -#}
     {%- set number_patterns = [
         ('^-?[0-9]+$', ['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']),
-        ('^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)$', ['decimal', 'numeric', 'dec', 'fixed']),
-        ('^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$', ['float', 'double', 'real']),
+        ('^[-+]?(?:[0-9]++(?:[.][0-9]*+)?|[.][0-9]++)$', ['decimal', 'numeric', 'dec', 'fixed']),
+        ('^[-+]?(?:[0-9]++(?:[.][0-9]*+)?|[.][0-9]++)(?:[eE][-+]?[0-9]++)?$', ['float', 'double', 'real']),
     ] %}
     element_at(filter(
         sort_array(map_keys({{ image }})),

@@ -2,7 +2,8 @@
     {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
         works. Columns and properties match src/cdc_lake/landing.py (RAW_COLUMNS,
         RAW_TABLE_PROPERTIES), which writes these tables, and
-        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them) and
+        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them),
+        src/cdc_lake/set_aside.py (cdc_set_aside_records, the records that failed a build) and
         src/cdc_lake/verify/run.py (verification_results, what each `cdc-lake verify` found).
         Runs as an on-run-start hook; each statement is sent on its own. -#}
     {%- if execute -%}
@@ -29,6 +30,13 @@
             "create table if not exists " ~ raw_schema() ~ ".kafka_end_offsets ("
             ~ "kafka_topic string not null, kafka_partition int not null, latest_offset bigint not null, "
             ~ "observed_at timestamp not null) using iceberg"
+        ) -%}
+        {%- do run_query(
+            "create table if not exists " ~ raw_schema() ~ ".cdc_set_aside_records ("
+            ~ "source_format string not null, kafka_topic string not null, kafka_partition int not null, "
+            ~ "kafka_offset bigint not null, kafka_topic_incarnation int, landing_seq bigint not null, "
+            ~ "kafka_timestamp timestamp, landed_at timestamp not null, kafka_value string, "
+            ~ "reason string not null, set_aside_at timestamp not null) using iceberg"
         ) -%}
         {%- do run_query(
             "create table if not exists " ~ raw_schema() ~ ".verification_results ("

@@ -2,10 +2,19 @@
     {#- Parse a binlog position written as `<offset>@<file>`, where <file> is a binlog file name
         (`6816@mysql-bin.000070`, KafkaRiverCanal) or a bare file number (`2196@4`, Tencent DTS),
         into struct<file_no:bigint, pos:bigint>. Both parts are numbers, so positions compare
-        numerically (000070 > 000009). Null parts when the text does not have that shape. -#}
+        numerically (000070 > 000009). Null parts when the text does not have that shape: the
+        offset all digits, the file ending in digits (spaces around either are allowed). Split on
+        the first `@` with string functions: a single pattern for the whole text backtracked
+        quadratically on a long one. `position_text` is repeated: pass a column. -#}
+    {%- set at = "instr(" ~ position_text ~ ", '@')" -%}
+    {%- set offset_part = "trim(substr(" ~ position_text ~ ", 1, " ~ at ~ " - 1))" -%}
+    {%- set file_part = "trim(substr(" ~ position_text ~ ", " ~ at ~ " + 1))" -%}
+    {%- set has_shape = at ~ " > 0 and " ~ offset_part ~ " rlike '^[0-9]+$' and " ~ file_part ~ " rlike '[0-9]$'" -%}
     named_struct(
-        'file_no', try_cast(regexp_extract({{ position_text }}, '^\\s*[0-9]+\\s*@\\s*(?:.*?[^0-9])?([0-9]+)\\s*$', 1) as bigint),
-        'pos', try_cast(regexp_extract({{ position_text }}, '^\\s*([0-9]+)\\s*@\\s*(?:.*?[^0-9])?[0-9]+\\s*$', 1) as bigint)
+        'file_no', case when {{ has_shape }} then
+            try_cast(regexp_extract({{ file_part }}, '(?<![0-9])([0-9]++)$', 1) as bigint)
+        end,
+        'pos', case when {{ has_shape }} then try_cast({{ offset_part }} as bigint) end
     )
 {% endmacro %}
 

@@ -9,7 +9,41 @@
     {%- do plan_tested_batch(watermark) -%}
     select *
     from {{ raw }}
-    where {{ batch_filter }}
+    where
+        {{ without_set_aside_records(fmt, watermark) }}
+        and {{ batch_filter }}
+        {%- if var('cdc_fault_value_fails') %}
+            {#- fault injection for the tests of cdc-lake set-aside: a record whose value holds this
+                text fails the model, as a value no decoder foresaw would #}
+            and (
+                instr(coalesce(kafka_value, ''), {{ sql_string_literal(var('cdc_fault_value_fails')) }}) = 0
+                or raise_error('injected fault (var cdc_fault_value_fails): this value fails') is null
+            )
+        {%- endif %}
+{%- endmacro %}
+
+
+{% macro without_set_aside_records(fmt, watermark) %}
+    {#- The condition that leaves out the records of `fmt` landed after `watermark` that made an
+        earlier build fail (cdc-lake set-aside wrote them to cdc_set_aside_records; they are
+        rejects of int_raw_records_unioned). Their coordinates are literals in the batch's own
+        filter, written first: Spark tests a filter's conditions in order, so no condition a
+        later CTE pushes down to the scan, and no projection, ever sees those records. `true`
+        when there are none (one small query per build). -#}
+    {%- if not execute or load_relation(source('cdc_raw', 'cdc_set_aside_records')) is none -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {%- set found = run_query(
+        "select kafka_topic, kafka_partition, kafka_offset, landing_seq from "
+        ~ source('cdc_raw', 'cdc_set_aside_records') ~ " where source_format = '" ~ fmt ~ "'"
+        ~ " and landing_seq > " ~ (watermark | int)) -%}
+    {%- set conditions = [] -%}
+    {%- for row in found.rows -%}
+        {%- do conditions.append(
+            "(kafka_topic = " ~ sql_string_literal(row[0]) ~ " and kafka_partition = " ~ row[1]
+            ~ " and kafka_offset = " ~ row[2] ~ " and landing_seq = " ~ row[3] ~ ")") -%}
+    {%- endfor -%}
+    {{ return('not (' ~ conditions | join(' or ') ~ ')' if conditions else 'true') }}
 {%- endmacro %}
 
 

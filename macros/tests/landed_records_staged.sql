@@ -10,7 +10,8 @@
         landing the build staged nothing of lies below the batch's least staged landing_seq,
         and must still fail). Else, and with var `cdc_check_all`, every record. A cycle of
         `cdc-lake build --tests-every` reconciles its own batch alone (`own_batch`): the other
-        data tests it defers read every pending batch at the next build that runs them. -#}
+        data tests it defers read every pending batch at the next build that runs them. A record
+        set aside (cdc_set_aside_records) is not staged: it is left out of the landed side. -#}
     {%- set staged_cut = tested_batch(staged, own_batch=true) if execute else none -%}
     {%- set landed_cut = none -%}
     {%- if staged_cut is not none -%}
@@ -25,7 +26,14 @@
             kafka_offset,
             landing_seq,
             count(*) as landed_records
-        from {{ model }}
+        from {{ model }} as raw_records
+        {#- set aside after it made a build fail: a reject of int_raw_records_unioned, never staged -#}
+        left anti join {{ source('cdc_raw', 'cdc_set_aside_records') }} as set_aside
+            on
+                raw_records.kafka_topic = set_aside.kafka_topic
+                and raw_records.kafka_partition = set_aside.kafka_partition
+                and raw_records.kafka_offset = set_aside.kafka_offset
+                and raw_records.landing_seq = set_aside.landing_seq
         where
             {{ landed_cut or 'true' }}
             and landing_seq <= (select max(landing_seq) from {{ staged }})

@@ -1,6 +1,7 @@
 -- Every parsed raw record of every format with what it turned out to be (dml, ddl, control,
 -- rejected, or filtered: a dml, ddl or malformed record of a table the project's table filter
 -- excludes, see macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
+-- Records set aside after they made a build fail (source cdc_set_aside_records) are rejects here.
 
 {#- Canal's base model keeps the message's own database and table fields -#}
 {%- set format_values = {
@@ -14,8 +15,17 @@ with unioned as (
             {{ canonical_columns('raw_records', relation='messages', values=dict(
                 format_values.get(fmt, {}), source_format="'" ~ fmt ~ "'")) | indent(12) }}
         from {{ ref('base_' ~ fmt ~ '__messages') }} as messages
-        {% if not loop.last %}union all{% endif %}
+        union all
     {% endfor %}
+    -- records that made a build fail, set aside by `cdc-lake set-aside` (the base models leave
+    -- them out): rejects with the error as their reason
+    select
+        {{ canonical_columns('raw_records', relation='set_aside', values={
+            'message_in_record': '0', 'database_name': none, 'table_name': none,
+            'record_kind': "'rejected'", 'reject_reason': 'set_aside.reason',
+            'rejected_value': 'set_aside.kafka_value',
+        }) | indent(8) }}
+    from {{ source('cdc_raw', 'cdc_set_aside_records') }} as set_aside
 
 ),
 

@@ -25,7 +25,8 @@ tests' cadence").
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
 status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more.
 A failed build does not stop the schedule: the next one picks up what it left, as a scheduler's
-next run would. SIGTERM or Ctrl-C
+next run would. When it failed in a base model, the records of its batch that make it fail are
+found and set aside first (cdc_lake.set_aside), so the next build builds everything else. SIGTERM or Ctrl-C
 stops the schedule after the build under way (a second one ends the process at once). If Spark's
 JVM dies, the process exits with status 3 for its service manager to start it again.
 """
@@ -104,6 +105,7 @@ class Schedule:
         self.upkeep = upkeep
         self.latest_max_files = latest_max_files
         self.stop = threading.Event()
+        self.last_result: Any = None  # dbt's result of the last build
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.log is not None:
@@ -148,6 +150,7 @@ class Schedule:
         self._write({"event": "start", "build": number, "kind": kind, "pid": os.getpid(), "at": started})
         with lake_turn("build"):
             result = self._invoke(args)
+        self.last_result = result
         status = _status(result)
         ended = time.time()
         self._write({"event": "end", "build": number, "kind": kind, "pid": os.getpid(), "at": ended,
@@ -157,6 +160,37 @@ class Schedule:
         self.echo(f"cdc-lake build: {what} {number} {'done' if status == 0 else f'failed (status {status})'} "
                   f"in {ended - started:.1f} s")
         return status
+
+    def set_aside_once(self) -> None:
+        """After a build that failed in base models: find the records of their batches that make
+        them fail and set them aside (cdc_lake.set_aside), so the next build builds the rest. In
+        this process's session and the lake's turn; logged with what it found. On a Thrift Server
+        target (no session here), `cdc-lake set-aside --target thrift` does the same."""
+        from pyspark.sql import SparkSession
+
+        from cdc_lake.cli.set_aside import base_relation
+        from cdc_lake.hook import lake_turn
+        from cdc_lake.set_aside import failed_base_models, set_aside_failing_records
+
+        failed = failed_base_models(getattr(getattr(self.last_result, "result", None), "results", None) or [])
+        spark = SparkSession.getActiveSession()
+        if not failed or spark is None:
+            return
+        lines: list[str] = []
+        started = time.time()
+        with lake_turn("set-aside"):
+            try:
+                outcomes = set_aside_failing_records(spark, failed, base_relation, log=lines.append)
+            except Exception as error:  # noqa: BLE001 - the next build fails again, and this runs again
+                lines.append(f"cdc-lake set-aside: the search failed: {error}"[:2000])
+                outcomes = []
+        ended = time.time()
+        self._write({"event": "set_aside", "pid": os.getpid(), "at": ended, "seconds": round(ended - started, 1),
+                     "formats": sorted(failed), "set_aside": sum(len(o.records) for o in outcomes),
+                     "lines": lines})
+        for line in lines:
+            if line.startswith("cdc-lake set-aside"):
+                self.echo(line)
 
     def upkeep_once(self) -> int:
         """`cdc_compact` then `cdc_expire_snapshots`, in this process's warm session and in one
@@ -210,6 +244,8 @@ class Schedule:
                 if status != 0 and spark_is_gone():
                     self.echo("cdc-lake build: Spark's JVM is gone; exiting for a restart")
                     return EXIT_SPARK_GONE
+                if status != 0:
+                    self.set_aside_once()  # a record that fails a base model costs this build only
                 # after the build, so the state a build leaves for the analysts is the upkept one
                 if self.upkeep is not None and not self.stop.is_set():
                     if self.upkeep.due_in(started) <= 0:

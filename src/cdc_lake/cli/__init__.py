@@ -21,6 +21,7 @@ from cdc_lake.cli import (
     kafka,
     land,
     metastore,
+    set_aside,
     sql,
     unland,
     verify,
@@ -29,7 +30,7 @@ from cdc_lake.cli.land import EXIT_BAD_LINES, EXIT_CONFLICTS, EXIT_WRONG_FORMAT
 
 __all__ = ["COMMANDS", "EXIT_BAD_LINES", "EXIT_CONFLICTS", "EXIT_WRONG_FORMAT", "build_parser", "main"]
 
-COMMANDS = (land, unland, consume, build, generate, add_table, sql, metastore, verify, kafka, cluster)
+COMMANDS = (land, unland, consume, build, set_aside, generate, add_table, sql, metastore, verify, kafka, cluster)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -330,6 +330,9 @@ class SharedLake:
         self._columns: dict[str, set[str]] = {}
         # the vars of the one build, which a part's `dbt test` runs with too (see LakePart.dbt)
         self.build_vars: dict[str, Any] = {}
+        # where the one build's SQL is rendered (dbt's --target-path), kept for the tests that read
+        # it (test_regex_safety: every pattern the build ran)
+        self.target_path = self.lake._tmp / "target"
 
     def run(self, modules: dict[str, Any]) -> None:
         """Land every module's records (`land_records(lake)`), then the one `dbt build` with the
@@ -339,7 +342,8 @@ class SharedLake:
                 self.land(name, module.land_records)
         self.build_vars = merge_vars(getattr(module, "BUILD_VARS", {}) for module in modules.values())
         # their records hold no table of the typed models (the build checks that)
-        self.lake.build("--vars", json.dumps(self.build_vars), typed_tables=False)
+        self.lake.build("--vars", json.dumps(self.build_vars), "--target-path", str(self.target_path),
+                        typed_tables=False)
         self.check_tables_are_apart()
 
     def land(self, module: str, land_records: Any) -> None:

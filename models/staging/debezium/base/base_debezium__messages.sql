@@ -86,7 +86,8 @@ decoded as (
             as database_name,
         coalesce(
             payload.source.`table`,
-            nullif(regexp_extract(element_at(payload.tableChanges, 1).id, '"?([^".]+)"?$', 1), ''),
+            -- the id's last part, without its quotes: "db"."table" or db.schema.table
+            nullif(replace(substring_index(element_at(payload.tableChanges, 1).id, '.', -1), '"', ''), ''),
             {{ ddl_table_name('payload.ddl') }}
         ) as table_name,
         {{ connect_images_text(
