@@ -52,19 +52,106 @@
 {%- endmacro %}
 
 
-{% macro key_only_image(image, key_columns) %}
+{% macro key_only_image(image, key_columns, field_schemas='field_schemas') %}
     {#- True when every non-key column of `image` (a row image as sent) holds nothing of the row:
-        null, or the zero of its type that Debezium writes into a NOT NULL column it was not sent
-        (0, false, an empty string, base64 of zero bytes, an empty array or object). That is the
-        before image of a PostgreSQL delete under REPLICA IDENTITY DEFAULT: only the key was
-        logged. A FULL image whose other values all happen to be such zeros reads as key-only too;
-        cdc_history then takes them from the key's previous version, which holds the same values. -#}
+        the before image of a PostgreSQL delete under REPLICA IDENTITY DEFAULT, which logs only
+        the key. Debezium fills each column it was not sent from the column's Connect schema: its
+        default value where the column has one (JsonConverter does so for any null value of such
+        a field), else null for a nullable column, else the fallback of the column's converter, a
+        zero in the type's own encoding (`_debezium_fill_value`). With the message's schema
+        (`field_schemas`: `connect_field_schemas`, by default the column of that name) a column
+        qualifies when it holds null, its default, or, NOT NULL only, its type's fallback; without
+        one (schemas.enable=false), when it holds null or any of the fallbacks by look
+        (`_debezium_fill_value_by_look`). A FULL image whose other values all happen to be such
+        values reads as key-only too; cdc_history then takes them from the key's previous version,
+        which holds the same values. -#}
     ({{ image }} is not null and size({{ key_columns }}) > 0 and forall(
         map_entries({{ image }}),
         ko_e -> array_contains({{ key_columns }}, ko_e.key)
         or ko_e.value is null
-        or ko_e.value in ('', 'false', '[]', '{}')
-        or ko_e.value rlike '^-?0+(\\.0+)?([eE][-+]?[0-9]+)?$'
-        or ko_e.value rlike '^(AAAA)*(AA==|AAA=)?$'
+        or if(
+            {{ field_schemas }}[ko_e.key] is null,
+            {{ _debezium_fill_value_by_look('ko_e.value') }},
+            {{ _debezium_fill_value('ko_e.value', field_schemas ~ '[ko_e.key]') }}
+        )
     ))
+{%- endmacro %}
+
+
+{% macro _debezium_fill_forms() %}
+    {#- The texts, as a row image read as map<string,string> holds them, of the fallback values
+        Debezium's converters (JdbcValueConverters, PostgresValueConverter; 3.5) write for a NOT
+        NULL column without a value, keyed by the Connect type or logical name that writes each;
+        measured against a real PostgreSQL (pytests/fixtures/postgres/debezium_pg_key_only.jsonl). -#}
+    {{ return({
+        'zoned_timestamp': '1970-01-01T00:00:00Z',
+        'zoned_time': '00:00:00Z',
+        'iso_date': '1970-01-01Z',
+        'interval': 'P0Y0M0DT0H0M0S',
+        'variable_scale_decimal': '{"scale":0,"value":"AA=="}',
+        'point': '{"x":0.0,"y":0.0,"wkb":"AQEAAAAAAAAAAAAAAAAAAAAAAAAA","srid":null}',
+        'geometry': '{"wkb":"AQcAAAAAAAAA","srid":null}',
+        'decimal': 'AA==',
+    }) }}
+{% endmacro %}
+
+
+{% macro _debezium_fill_value(value, field) %}
+    {#- True when `value` (text, not null) is what Debezium writes for a column of Connect schema
+        `field` (a `connect_field_schemas` struct) that it was not sent: the field's default, or,
+        for a NOT NULL column, its converter's fallback for the field's type and logical name. -#}
+    {%- set f = _debezium_fill_forms() -%}
+    {%- set zero = "'^0(\\\\.0+)?$'" -%}
+    (coalesce({{ value }} = {{ field }}.default_value, false) or (
+        not coalesce({{ field }}.optional, true) and coalesce(case
+            when {{ field }}.type = 'boolean' then {{ value }} = 'false'
+            when {{ field }}.type in ('int8', 'int16', 'int32', 'int64') then {{ value }} = '0'
+            when {{ field }}.type in ('float', 'double') then {{ value }} rlike {{ zero }}
+            when {{ field }}.type = 'array' then {{ value }} = '[]'
+            when {{ field }}.type = 'map' then {{ value }} = '{}'
+            -- a Decimal: base64 of its unscaled zero, or (decimal.format=NUMERIC) the number
+            when {{ field }}.name = 'org.apache.kafka.connect.data.Decimal'
+                then {{ value }} = {{ sql_string_literal(f.decimal) }} or {{ value }} rlike {{ zero }}
+            -- bytea, Bits, an unknown type: zero bytes
+            when {{ field }}.type = 'bytes' then {{ value }} = ''
+            when {{ field }}.name in ('io.debezium.time.ZonedTimestamp', 'io.debezium.time.IsoTimestamp')
+                then {{ value }} = {{ sql_string_literal(f.zoned_timestamp) }}
+            when {{ field }}.name in ('io.debezium.time.ZonedTime', 'io.debezium.time.IsoTime')
+                then {{ value }} = {{ sql_string_literal(f.zoned_time) }}
+            when {{ field }}.name = 'io.debezium.time.IsoDate' then {{ value }} = {{ sql_string_literal(f.iso_date) }}
+            when {{ field }}.name = 'io.debezium.time.Interval' then {{ value }} = {{ sql_string_literal(f.interval) }}
+            -- json and jsonb: the empty string; hstore (hstore.handling.mode=json): an empty object
+            when {{ field }}.name = 'io.debezium.data.Json' then {{ value }} in ('', '{}')
+            -- decimal.handling.mode=string writes numeric and money as unnamed strings: their zero
+            when {{ field }}.type = 'string' and {{ field }}.name is null
+                then {{ value }} = '' or {{ value }} rlike {{ zero }}
+            -- uuid, xml, an enum, ltree, tsvector, inet, ranges, ...: the empty string
+            when {{ field }}.type = 'string' then {{ value }} = ''
+            when {{ field }}.name = 'io.debezium.data.VariableScaleDecimal'
+                then {{ value }} = {{ sql_string_literal(f.variable_scale_decimal) }}
+            when {{ field }}.name = 'io.debezium.data.geometry.Point'
+                then {{ value }} = {{ sql_string_literal(f.point) }}
+            when {{ field }}.name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography')
+                then {{ value }} = {{ sql_string_literal(f.geometry) }}
+        end, false)
+    ))
+{%- endmacro %}
+
+
+{% macro _debezium_fill_value_by_look(value) %}
+    {#- True when `value` (text, not null) looks like a value Debezium writes for a column it was not
+        sent, where no schema tells the column's type: any fallback of `_debezium_fill_forms`, the
+        empty string, false, an empty array or object, a numeric zero, base64 of zero bytes, and
+        the zeros Debezium gives a function default (now(): the epoch with a fraction;
+        gen_random_uuid(): the nil UUID). Any other default of the column is not recognised. -#}
+    {%- set f = _debezium_fill_forms() -%}
+    ({{ value }} in (
+        '', 'false', '[]', '{}', '00000000-0000-0000-0000-000000000000',
+        {%- for form in f.values() %}
+        {{ sql_string_literal(form) }}{{ "," if not loop.last }}
+        {%- endfor %}
+    )
+    or {{ value }} rlike '^-?0+(\\.0+)?([eE][-+]?[0-9]+)?$'
+    or {{ value }} rlike '^(AAAA)*(AA==|AAA=)?$'
+    or {{ value }} rlike '^(1970-01-01T)?00:00:00(\\.0+)?Z$')
 {%- endmacro %}
