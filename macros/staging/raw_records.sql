@@ -30,12 +30,15 @@
         filter, written first: Spark tests a filter's conditions in order, so no condition a
         later CTE pushes down to the scan, and no projection, ever sees those records. `true`
         when there are none (one small query per build). -#}
-    {%- if not execute or load_relation(source('cdc_raw', 'cdc_set_aside_records')) is none -%}
+    {#- the register by name, not source(): the model reads it at compile time only, and a unit
+        test of the model would otherwise need it as an input -#}
+    {%- set register = api.Relation.create(schema=raw_schema(), identifier='cdc_set_aside_records') -%}
+    {%- if not execute or load_relation(register) is none -%}
         {{ return('true') }}
     {%- endif -%}
     {%- set found = run_query(
         "select kafka_topic, kafka_partition, kafka_offset, landing_seq from "
-        ~ source('cdc_raw', 'cdc_set_aside_records') ~ " where source_format = '" ~ fmt ~ "'"
+        ~ register ~ " where source_format = '" ~ fmt ~ "'"
         ~ " and landing_seq > " ~ (watermark | int)) -%}
     {%- set conditions = [] -%}
     {%- for row in found.rows -%}

@@ -361,7 +361,7 @@ def _pairs(chars: list[str]) -> Iterator[tuple[str, str]]:
 RUN_QUERY = """
 select max(length(regexp_replace(s, :pattern, ''))) as n
 from (
-    select concat(i.prefix, repeat(i.unit, greatest(1, :size div length(i.unit))), i.suffix) as s
+    select /*+ REPARTITION(2) */ concat(i.prefix, repeat(i.unit, greatest(1, :size div length(i.unit))), i.suffix) as s
     from (select inline(from_json(:inputs, 'array<struct<prefix: string, unit: string, suffix: string>>')) ) as i
 )
 """
@@ -375,8 +375,8 @@ def run_patterns(expressions: list[str], per_pattern: float, out: object = sys.s
     from pyspark.sql import SparkSession
 
     spark = (
-        SparkSession.builder.master("local[1]").appName("cdc_lake regex safety")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
+        SparkSession.builder.master("local[2]").appName("cdc_lake regex safety")
+        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g").getOrCreate()
     )  # fmt: skip
     spark.sparkContext.setLogLevel("OFF")
