@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from cdc_lake.formats import FORMATS
+from cdc_lake.generator.large import parse_sizes
 from cdc_lake.generator.runner import Options, generate
 
 DEMO = {"seed": 7, "changes": 2000}
@@ -24,6 +25,13 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
     return value
+
+
+def _sizes(text: str) -> tuple[str, ...]:
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         batches=args.batches,
         formats=formats,
         jobs=args.jobs,
+        large_values=args.large_values or (),
     )
     summary = generate(opts, progress=not args.quiet)
     seconds = summary["seconds"]
@@ -113,6 +122,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=1,
         metavar="N",
         help="spread the formats over N processes (default 1); the output does not depend on N",
+    )
+    parser.add_argument(
+        "--large-values",
+        type=_sizes,
+        metavar="SIZES",
+        help=(
+            "add the tables of large values and shapes (database `large`), played after the workload: per "
+            "size (1k = 1,024 bytes, 1m = 1,048,576; up to 64m) a longtext, a longblob and a json value of "
+            "that size and a row of that size, plus JSON nested 100 levels deep, a JSON array of 100,000 "
+            "elements and a table of 1,000 columns; e.g. 1k,100k,1m,10m"
+        ),
     )
     parser.add_argument(
         "--demo",

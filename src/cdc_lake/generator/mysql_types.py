@@ -68,6 +68,8 @@ class ColType:
     fsp: int = 0  # datetime / timestamp / time
     labels: tuple[str, ...] = field(default=())  # enum / set
     spatial: str = ""  # geometry: the MySQL type name (point, polygon, geometry, ...)
+    # text and blob: the MySQL type name when not the kind's own (longtext, longblob, mediumtext, ...)
+    variant: str = ""
 
     @property
     def mysql_type(self) -> str:
@@ -90,6 +92,8 @@ class ColType:
             return f"bit({self.bits})"
         if k == GEOMETRY:
             return self.spatial
+        if self.variant:
+            return self.variant  # longtext, longblob
         return k  # text, json, date, blob
 
     def canonical(self, v: object) -> str:
@@ -146,6 +150,8 @@ TEXT_TYPE = ColType(TEXT)
 JSON_TYPE = ColType(JSON)
 DATE_TYPE = ColType(DATE)
 BLOB_TYPE = ColType(BLOB)
+LONGTEXT_TYPE = ColType(TEXT, variant="longtext")
+LONGBLOB_TYPE = ColType(BLOB, variant="longblob")
 
 
 # ---------------------------------------------------------------------------------------------

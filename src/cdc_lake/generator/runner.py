@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_lake.formats import FORMATS
+from cdc_lake.generator import large
 from cdc_lake.generator import tables as T
 from cdc_lake.generator.encoders import ENCODERS, Encoder
 from cdc_lake.generator.encoders.base import PARTITIONS
@@ -87,6 +88,8 @@ class Options:
     batches: int = 1
     formats: tuple[str, ...] = FORMATS  # which formats to write (the truth is always complete)
     jobs: int = 1  # processes to spread the formats over
+    # `--large-values`: size labels (generator.large) of the large-value tables, with the shapes
+    large_values: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if self.changes < 1:
@@ -99,6 +102,8 @@ class Options:
             rate = getattr(self, name)
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"--{name} must be a rate between 0 and 1")
+        for label in self.large_values:
+            large.size_label(label)
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown or not self.formats:
             raise ValueError(f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})")
@@ -118,7 +123,7 @@ def _clean(out: Path) -> None:
 
 def _tables_description(wl: Workload, formats: tuple[str, ...]) -> dict[str, Any]:
     tables = []
-    for st in wl.tables:
+    for st in wl.all_tables:
         tv = st.version
         first = st.spec.version
         tables.append(
@@ -205,7 +210,7 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
         sinks[fmt] = sink
         encoders.append(cls(sink, opts.seed))
 
-    wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth())
+    wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values)
     batch = 0
     next_report = PROGRESS_EVERY
     for event in wl.events():
@@ -303,8 +308,14 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
                 part.unlink()
 
     formats = {fmt: info for part in parts for fmt, info in part["formats"].items()}
+    # large_values only when given: the summary of a run without it stays as it was
+    options = {
+        k: list(v) if k in ("formats", "large_values") else v
+        for k, v in asdict(opts).items()
+        if k not in ("out", "jobs") and (k != "large_values" or v)
+    }
     summary = {
-        "options": {k: list(v) if k == "formats" else v for k, v in asdict(opts).items() if k not in ("out", "jobs")},
+        "options": options,
         "partitions": PARTITIONS,
         **parts[0]["workload"],
         "formats": {fmt: formats[fmt] for fmt in selected},

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from random import Random
 from typing import Any, Protocol
 
+from cdc_lake.generator import large as L
 from cdc_lake.generator import tables as T
 from cdc_lake.generator.model import (
     BEGIN_EVENT_SIZE,
@@ -117,7 +118,7 @@ def key_hash(qualified: str, key_text: str) -> int:
 
 
 class Workload:
-    def __init__(self, seed: int, changes: int, truth: TruthSink) -> None:
+    def __init__(self, seed: int, changes: int, truth: TruthSink, large_values: tuple[str, ...] = ()) -> None:
         self.rng = Random(seed)
         self.target = changes
         self.truth = truth
@@ -143,6 +144,18 @@ class Workload:
         self.hbase_since: dict[str, tuple[int, str]] = {}
         self.hbase_keys: list[str] = []
         self.hbase_next = 0
+        # `--large-values`: tables of their own (generator.large), played after the ordinary workload
+        # from a random stream of their own, so that the workload without them is unchanged
+        self.large_tables: list[TableState] = []
+        self.large_steps: list[L.Step] = []
+        if large_values:
+            large_tables, self.large_steps = L.script(Random(f"{seed}:large"), large_values)
+            self.large_tables = [TableState(T.TableSpec(tv, lambda n: (n,), 0.0), cap) for tv in large_tables]
+
+    @property
+    def all_tables(self) -> list[TableState]:
+        """The workload's tables, then those of `--large-values`."""
+        return self.tables + self.large_tables
 
     # ------------------------------------------------------------------ driving loop
     def events(self) -> Iterator[Event]:
@@ -156,10 +169,13 @@ class Workload:
                 yield self._hbase_change()
                 continue
             yield self._transaction()
+        states = {st.version.qualified: st for st in self.large_tables}
+        for op, tv, key, values in self.large_steps:
+            yield self._scripted(states[tv.qualified], op, (key,), values)
 
     def finish(self) -> None:
         """Emit the still-open history versions (valid_to null)."""
-        for st in self.tables:
+        for st in self.all_tables:
             tv = st.version
             if st.spec.keyless:
                 for image_json, (count, since, op) in sorted(st.image_counts.items()):
@@ -193,7 +209,7 @@ class Workload:
 
     def current_rows(self) -> Iterator[tuple[str, str, dict[str, str], dict[str, str | None]]]:
         """(database, table, key, image) of every live row, tables in definition order, keys sorted."""
-        for st in self.tables:
+        for st in self.all_tables:
             tv = st.version
             for key in sorted(st.live):
                 canon = st.live[key].image.canon()
@@ -265,6 +281,50 @@ class Workload:
             for ch in ev.changes:
                 self.truth.change(ch, tv, tx, ev)
         tx.end_pos = pos + XID_EVENT_SIZE
+        self.pos = tx.end_pos
+        self._maybe_rotate()
+        return tx
+
+    def _scripted(
+        self, st: TableState, op: str, key: tuple[Any, ...], values: dict[str, Any] | None
+    ) -> Transaction:
+        """One transaction of one statement on one row, as `large_steps` say: an insert of
+        `values` (columns not named are NULL), an update of the named columns, or a delete. The
+        binlog positions advance by the row's size."""
+        self._tick()
+        gtid_no, gtid = self._next_gtid()
+        self.xid += 1
+        tx = Transaction(self.xid, gtid_no, gtid, self.file_no, self.pos, 0, self.now, self.rng.randint(10, 4000))
+        tv = st.version
+        start = self.pos + GTID_EVENT_SIZE + BEGIN_EVENT_SIZE + 40 + len(tv.database) + len(tv.table)
+        ev = RowsEvent(tv, op, [], start, 0, self.event_id + 1)
+        self.event_id += 1
+        values = values or {}
+        if op == "c":
+            named = dict(values, **{tv.pk_names[0]: key[0]})
+            after = Image(tv, tuple(named.get(name) for name in tv.names))
+            self._new_change(st, "c", key, None, after, ev)
+            st.add(key, LiveRow(after, self.now, "c"))
+        elif op == "u":
+            live = st.live[key]
+            old_values = zip(tv.names, live.image.values, strict=True)
+            after = Image(tv, tuple(values.get(name, old) for name, old in old_values))
+            ch = self._new_change(st, "u", key, live.image, after, ev)
+            if after.values != live.image.values:  # an update that changes nothing opens no version
+                self._close(tv, ch.key_canon, live, self.now, False)
+                live.image, live.since, live.op = after, self.now, "u"
+        else:
+            live = st.live[key]
+            ch = self._new_change(st, "d", key, live.image, None, ev)
+            self._close(tv, ch.key_canon, live, self.now, True)
+            st.remove(key)
+        images = [img for ch in ev.changes for img in (ch.before, ch.after) if img is not None]
+        size = sum(len(v) if isinstance(v, (str, bytes)) else 8 for img in images for v in img.values if v is not None)
+        ev.end_pos = start + 30 + 12 + 9 * len(tv.columns) + size
+        tx.events.append(ev)
+        for ch in ev.changes:
+            self.truth.change(ch, tv, tx, ev)
+        tx.end_pos = ev.end_pos + XID_EVENT_SIZE
         self.pos = tx.end_pos
         self._maybe_rotate()
         return tx
