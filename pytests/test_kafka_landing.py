@@ -110,6 +110,36 @@ def test_tombstones_headers_new_topics_and_a_broker_restart(spark, kafka_broker,
     lake.drop()
 
 
+def test_a_10_mb_message_through_a_topic_that_allows_it(spark, kafka_broker, tmp_path):
+    """Issue 76: a record of 10 MB (a Debezium PostgreSQL change with a 10 MB text value), on a topic
+    whose max.message.bytes a team raised to 16 MB, lands from the broker untouched and builds to
+    its change with the whole value."""
+    from confluent_kafka import Producer
+    from test_connect_decoding import PG_SERVER, named, pg_envelope
+
+    topic, value = f"{PG_SERVER}.public.big_docs", "ü" * (5 << 20)  # 5 M characters, 10 MB of UTF-8
+    kafka_broker.create_topic(topic, partitions=1, config={"max.message.bytes": str(16 << 20)})
+    record = pg_envelope("big_docs", {"body": named("string")}, {"id": 1, "body": value}, 7000)
+    assert len(record.encode()) > 10 << 20
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap, "message.max.bytes": str(16 << 20)})
+    producer.produce(topic, key='{"id":1}', value=record)
+    assert producer.flush(60) == 0
+    lake = Lake(spark, "t_kafka_big")
+    lake.drop()
+    lake._activate()
+    try:
+        counts = consume(spark, settings(kafka_broker, tmp_path, [TopicRule("debezium", patterns=[r"pgtypes\..*"])]))
+        assert sum(counts.values()) == 1
+        assert spark.sql(f"select kafka_value from {lake.raw_schema}.raw_debezium").first().kafka_value == record
+        lake.build(data_tests=False, typed_tables=False)
+        after = lake.rows("select after from {schema}.cdc_changelog where table_name = 'big_docs'")
+        assert [len(r["after"]["body"]) for r in after] == [len(value)]
+        assert after[0]["after"]["body"] == value
+        assert lake.count("cdc_rejected_messages") == 0
+    finally:
+        lake.drop()
+
+
 def test_a_topic_deleted_and_created_again_lands_as_its_next_incarnation(spark, kafka_broker, tmp_path):
     """A recreated topic starts its offsets at 0 again (issue 44's soak fault). Once between two
     runs and once under a --follow consumer, its records must land as its next incarnation, none

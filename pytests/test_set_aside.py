@@ -33,7 +33,7 @@ LEFT_OUT = ["--exclude", "marts.tables.*__*", "test_type:unit"]
 @pytest.fixture(scope="module")
 def workload() -> Path:
     out = Path(tempfile.mkdtemp(prefix="cdc_lake_set_aside_"))
-    return generate(out)
+    return generate(out, "--changes", "150")  # a small workload: the mechanism, not the volume
 
 
 def poison_value(workload: Path) -> tuple[int, str]:
