@@ -23,21 +23,18 @@ def base_relation(fmt: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from cdc_lake.env import PROJECT_DIR, model_schema
+    from cdc_lake.landing import Selection
     from cdc_lake.set_aside import failed_base_models_of_last_run, release, set_aside_failing_records
-    from cdc_lake.sqltext import qualified_name, sql_string
+    from cdc_lake.sqltext import qualified_name
 
     if args.release:
-        if not args.format:
-            print("cdc-lake set-aside: --release needs --format", file=sys.stderr)
+        if not args.format or (args.topic is None and (args.partition, args.offset) != (None, None)):
+            print("cdc-lake set-aside: --release needs --format (and --topic for --partition or --offset)",
+                  file=sys.stderr)
             return 2
-        parts = ["true"]
-        if args.topic is not None:
-            parts.append(f"kafka_topic = {sql_string(args.topic)}")
-        if args.partition is not None:
-            parts.append(f"kafka_partition = {int(args.partition)}")
-        if args.offset is not None:
-            parts.append(f"kafka_offset = {int(args.offset)}")
-        where = " and ".join(parts)
+        # the records of one topic (partition, offset) as `cdc-lake unland` selects them, or all
+        where = "true" if args.topic is None else Selection(
+            args.format, args.topic, args.partition, args.offset, args.offset).where()
         rejects = qualified_name(model_schema(), "cdc_rejected_messages")
 
         def release_there(target: Any) -> int:
