@@ -2,10 +2,11 @@
 
 A PostgreSQL `text[]` with one element of 10,000 characters made Spark's JVM exit in a regex of
 the array decoder (a StackOverflowError), and every later build failed. Debezium PostgreSQL
-records with values of a megabyte in every value kind the array and document decoders meet (text,
-arrays with long elements and long runs of escapes, bytea, JSON documents, hstore), JSON nested 100
-levels, an array of 100,000 elements: each must come out as its canonical text, in the shared
-lake's one build (the 10 MB cases are in the integration target).
+records with values of 100,000 characters in every value kind the array and document decoders meet
+(text, arrays with long elements and long runs of escapes, bytea, JSON documents, hstore), JSON
+nested 100 levels, an array of 100,000 elements: each must come out as its canonical text, in the
+shared lake's one build (1 MB and 10 MB values are in the integration target; every pattern of
+the SQL meets 1 MB inputs in test_regex_safety).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from test_connect_decoding import PG_SERVER, array_of, b64, named, pg_envelope
 
 from cdc_lake.testing.harness import kcat_lines
 
-MB = 1 << 20
+SIZE = 100_000  # characters: ten times the element that ended the JVM; 1 MB and 10 MB values of
+# every format are in the integration target (test_large_values_lake, test_kafka_landing)
 TABLE = "long_values"
 JSON_NAME = "io.debezium.data.Json"
-LONG = ("O'Brien \"x\" \\ 😀 日本語 " * 40_000)[:MB]  # quotes, backslashes and 4-byte characters
-ESCAPES = '\\"' * (MB // 2)  # a long run of escapes, as JSON writes them in a string
+LONG = ("O'Brien \"x\" \\ 😀 日本語 " * 5_000)[:SIZE]  # quotes, backslashes and 4-byte characters
+ESCAPES = '\\"' * (SIZE // 2)  # a long run of escapes, as JSON writes them in a string
 NESTED = "[" * 100 + "1" + "]" * 100
 
 
@@ -36,8 +38,8 @@ COLUMNS: dict[str, tuple[dict, list, list]] = {
                      [["x" * 10_000], [LONG, "b"], [ESCAPES]],
                      [compact(["x" * 10_000]), compact([LONG, "b"]), compact([ESCAPES])]),
     "c_text": (named("string"), [LONG, ESCAPES, "x" * 10_000], [LONG, ESCAPES, "x" * 10_000]),
-    "c_bytea": (named("bytes"), [b64(bytes(range(256)) * (MB // 256)), b64(b"\x00" * 1000), b64(b"\xff")],
-                [bytes(range(256)).hex() * (MB // 256), "00" * 1000, "ff"]),
+    "c_bytea": (named("bytes"), [b64(bytes(range(256)) * (SIZE // 256)), b64(b"\x00" * 1000), b64(b"\xff")],
+                [bytes(range(256)).hex() * (SIZE // 256), "00" * 1000, "ff"]),
     "c_int_array": (array_of(named("int32")), [list(range(100_000)), [], [1]],
                     [compact(list(range(100_000))), "[]", "[1]"]),
     # JSON as MySQL prints it: one blank after every `:` and `,` outside strings
@@ -51,7 +53,7 @@ COLUMNS: dict[str, tuple[dict, list, list]] = {
 
 
 def land_records(lake) -> None:
-    """Three records of a few megabytes each; one build of the shared lake (conftest) makes `built`."""
+    """Three records of a few hundred kilobytes each; one build of the shared lake (conftest) makes `built`."""
     schemas = {name: schema for name, (schema, _, _) in COLUMNS.items()}
     values = [pg_envelope(TABLE, schemas, {"id": i + 1, **{name: sent[i] for name, (_, sent, _) in COLUMNS.items()}},
                           9000 + i) for i in range(3)]

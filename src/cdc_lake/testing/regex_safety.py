@@ -41,9 +41,9 @@ REGEX_ARGUMENTS: dict[str, tuple[int, ...]] = {
 REGEX_OPERATORS = {"rlike", "regexp"}
 
 INPUT_SIZE = 1 << 20  # characters of each adversarial input
-MAX_CHAR_RUNS = 12  # runs of one of the pattern's characters
-MAX_PAIR_RUNS = 4  # runs of an escape and another of its characters
-MAX_LONG_REPEATS = 4  # unbounded repeats of the pattern made long, each its own input
+MAX_CHAR_RUNS = 6  # runs of one of the pattern's characters
+MAX_PAIR_RUNS = 2  # runs of an escape and another of its characters
+MAX_LONG_REPEATS = 3  # unbounded repeats of the pattern made long, each its own input
 
 TOKEN = re.compile(
     r"""(?P<comment>--[^\n]*|/\*.*?\*/)
