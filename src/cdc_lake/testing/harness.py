@@ -333,6 +333,7 @@ class SharedLake:
         # where the one build's SQL is rendered (dbt's --target-path), kept for the tests that read
         # it (test_regex_safety: every pattern the build ran)
         self.target_path = self.lake._tmp / "target"
+        self.started: dict[str, Any] = {}
 
     def run(self, modules: dict[str, Any]) -> None:
         """Land every module's records (`land_records(lake)`), then the one `dbt build` with the
@@ -345,6 +346,12 @@ class SharedLake:
         self.lake.build("--vars", json.dumps(self.build_vars), "--target-path", str(self.target_path),
                         typed_tables=False)
         self.check_tables_are_apart()
+        # work a module starts once the build is done, to run beside the other tests (a module's
+        # `start_after_build(shared)`; its tests read what it returned, e.g. a Future)
+        self.started = {
+            name: module.start_after_build(self) for name, module in modules.items()
+            if hasattr(module, "start_after_build")
+        }
 
     def land(self, module: str, land_records: Any) -> None:
         """Run a module's `land_records(lake)`; its topics must not be another module's. A module
