@@ -29,7 +29,7 @@
         rejects of int_raw_records_unioned). Their coordinates are literals in the batch's own
         filter, written first: Spark tests a filter's conditions in order, so no condition a
         later CTE pushes down to the scan, and no projection, ever sees those records. `true`
-        when there are none (one small query per build). -#}
+        when there are none (two small queries per build: is the register there, its rows). -#}
     {#- the register by name, not source(): the model reads it at compile time only, and a unit
         test of the model would otherwise need it as an input -#}
     {%- set register = api.Relation.create(schema=raw_schema(), identifier='cdc_set_aside_records') -%}
