@@ -94,15 +94,24 @@ def test_relanding_and_rebuilding_changes_nothing(built):
     assert {m: built.snapshot_id(m) for m in INCREMENTAL_MODELS} == before_snapshots
     # and no view was dropped and re-created: their SQL did not change (spark__create_view_as)
     assert len(before_views) >= 15 and view_creation_times(built) == before_views
-    # each write was skipped on the batch state its model's compile recorded (mark_batch), not on
-    # a probe of the batch: what each model ran instead of its write says which
+    # each write was skipped (what each model ran instead of its write says so), and where the
+    # model's SQL filters its input with landed_since_last_build, on the note the filter left in
+    # the compiled SQL, not on a probe of the batch
     for model in INCREMENTAL_MODELS:
-        assert "batch marked empty while the model compiled" in last_write_sql(built, model), model
+        assert "no new rows for" in last_write_sql(built, model), model
+        if model != "cdc_rejected_messages":
+            assert "/* cdc_lake batch: empty */" in compiled_sql(built, model), model
 
 
 def last_write_sql(lake, model: str) -> str:
     """The SQL dbt ran as `model`'s write in the lake's last build (its `target/run` file)."""
     (path,) = (lake.project_dir / "target" / "run").rglob(f"{model}.sql")
+    return path.read_text()
+
+
+def compiled_sql(lake, model: str) -> str:
+    """`model`'s SQL as the lake's last build compiled it (its `target/compiled` file)."""
+    (path,) = (lake.project_dir / "target" / "compiled").rglob(f"{model}.sql")
     return path.read_text()
 
 

@@ -1,17 +1,12 @@
 {% macro raw_records_since_last_build(fmt) %}
-    {#- The head of every base_<format>__messages model: the raw records of `fmt` landed since the
-        model's last build (landed_since_last_build on its landing watermark), every column. The
-        model records that batch (plan_tested_batch), so that a scheduled build's tests of it and
-        of the staging views over it read the records it staged, not every record ever landed. -#}
     {%- set raw = source('cdc_raw', 'raw_' ~ fmt) -%}
     {%- set watermark = landing_watermark() -%}
-    {%- set batch_filter = landed_since_last_build(raw, watermark) -%}
-    {%- do plan_tested_batch(watermark) -%}
     select *
     from {{ raw }}
     where
         {{ without_set_aside_records(fmt, watermark) }}
-        and {{ batch_filter }}
+        and {{ landed_since_last_build(raw, watermark) }}
+        {{- tested_batch_note(watermark) }}
         {%- if var('cdc_fault_value_fails') %}
             {#- fault injection for the tests of cdc-lake set-aside: a record whose value holds this
                 text fails the model, as a value no decoder foresaw would #}

@@ -4,73 +4,18 @@
 {% endmacro %}
 
 
-{% macro plan_tested_batch(watermark, column='landing_seq') %}
-    {#- Called by an incremental model while its SQL is compiled, after landed_since_last_build:
-        decides what the model's build records (record_tested_batch, its pre-hook, writes it) as
-        the table property tested_batch_property: the landing cursor from which its batch starts
-        (landing_watermarks' per-format mapping), so that its data tests can check that batch
-        instead of the whole table (get_where_subquery). A first or full-refresh build removes
-        the record: the whole table is that build's batch. A build whose batch is empty
-        (batch_marked_empty) keeps the record of the last batch written: its tests then read what
-        they read last time, so they pass again without a query (spark__get_test_sql), and the
-        table gets no commit. Only `dbt run` and `dbt build` plan anything; `dbt compile` or
-        `dbt docs generate` renders the model without writing it. Reads the previous record; writes
-        nothing (the plan waits in the invocation's memo, build_memo, for the pre-hook).
-        Var `cdc_defer_tests` (a `cdc-lake build --tests-every` cycle, which runs the models and
-        the reconciliation only) marks the record `pending`; while it is, later builds keep its
-        cursor, so the next build that runs the data tests checks every batch written since the
-        last one that did, not only its own; the record keeps the build's own cursor too
-        (`own`), for the reconciliation each cycle runs on its own batch. -#}
-    {#- a unit test renders the model too (`dbt build` runs them): it writes nothing, so no record -#}
-    {%- if not execute or flags.WHICH not in ('run', 'build') or model.resource_type != 'model' or this is none -%}
+{% macro tested_batch_note(watermark, column='landing_seq') %}
+    {#- a unit test renders the model too: it writes nothing, so no note -#}
+    {%- if not execute or model.resource_type != 'model' or not is_incremental() -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set planned = build_memo().setdefault('planned_tested_batches', {}) -%}
-    {%- if is_incremental() and batch_marked_empty() -%}
-        {{ return('') }}
-    {%- elif is_incremental() and not is_first_build(watermark) -%}
-        {%- set previous = tested_batch_record(this) -%}
-        {%- set untested = previous is not none and previous.get('pending', false)
-                           and previous['column'] == column -%}
-        {%- set record = {'column': column, 'after': previous['after'] if untested else watermark} -%}
-        {%- if var('cdc_defer_tests') | string | lower == 'true' -%}
-            {%- do record.update({'pending': true, 'own': watermark}) -%}
-        {%- endif -%}
-        {%- do planned.update({model.unique_id: record}) -%}
-    {%- elif load_relation(this) is not none -%}
-        {%- do planned.update({model.unique_id: none}) -%}
-    {%- endif -%}
-    {{ return('') }}
-{% endmacro %}
-
-
-{% macro record_tested_batch() %}
-    {#- The pre-hook of every model (dbt_project.yml): the statement that writes what the model's
-        compile planned (plan_tested_batch), or nothing when it planned nothing. Runs before the
-        model's write: until the write commits, no row lies beyond the cursor, so a failed write
-        leaves a record that still names the rows a build wrote. The statement is dbt's to run and
-        log like any hook (logs/dbt.log has it); the memo of records (tested_batch_record) learns
-        it here, before the model's tests read it. -#}
-    {%- set planned = build_memo().get('planned_tested_batches', {}) -%}
-    {%- if not execute or model.unique_id not in planned -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set record = planned.pop(model.unique_id) -%}
-    {%- do build_memo().setdefault('tested_batches', {}).update({this | string: record}) -%}
-    {%- if record is none -%}
-        {{ return("alter table " ~ this ~ " unset tblproperties if exists ('" ~ tested_batch_property() ~ "')") }}
-    {%- endif -%}
-    {{ return("alter table " ~ this ~ " set tblproperties ('" ~ tested_batch_property()
-              ~ "' = " ~ sql_string_literal(tojson(record)) ~ ")") }}
+    {%- set after = none if is_first_build(watermark) else watermark -%}
+    {{ return(' /* cdc_lake tested batch: ' ~ tojson({'column': column, 'after': after}) ~ ' */') }}
 {% endmacro %}
 
 
 {% macro tested_batch_record(relation) %}
-    {#- What `relation`'s last build recorded (record_tested_batch) as a mapping (`column`,
-        `after`), or none. Read from the catalog once per relation and invocation (build_memo),
-        not once per test: a scheduled build's 40-odd cut tests read seven records. A build
-        that records a batch updates the memo as its pre-hook writes the property, and a model's
-        tests run after the model, so no test reads a record older than its model's build. -#}
+    {#- every test runs after the models it reads, so the first read is the current record -#}
     {%- set records = build_memo().setdefault('tested_batches', {}) -%}
     {%- if relation | string not in records -%}
         {%- set recorded = relation_property(relation, tested_batch_property()) -%}
@@ -82,7 +27,7 @@
 
 {% macro tested_batch(relation, own_batch=false) %}
     {#- The SQL condition that keeps the rows `relation`'s last incremental build wrote (from the
-        record of record_tested_batch), or none when a test must read the whole table: var
+        record of record_tested_batch_sql), or none when a test must read the whole table: var
         `cdc_check_all` is true, the relation's last build was a first or full-refresh build, the
         table does not exist yet, or the relation is neither an incremental model nor a view
         over one (batch_view_model). For a view, `<column> >= <floor>` on the column the model
@@ -90,7 +35,7 @@
         most a few more. For the model itself, the per-format condition of landed_after, and the
         floor as well (batch_floor), which the first implies but which lets Iceberg skip every
         data file an older build wrote. With `own_batch`, the rows of the last build's own batch
-        even while earlier batches' tests are pending (record_tested_batch's `own`). -#}
+        even while earlier batches' tests are pending (the record's `own`). -#}
     {%- if not execute or var('cdc_check_all') | string | lower == 'true' -%}
         {{ return(none) }}
     {%- endif -%}

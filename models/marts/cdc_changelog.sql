@@ -21,14 +21,14 @@
 {%- set batch_filter = landed_since_last_build(
     ref('int_changes_unioned'), watermark, landed_in=staged_from('changes')
 ) %}
-{#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
-{%- do plan_tested_batch(watermark) %}
 
 with new_changes as (
 
     select *
     from {{ ref('int_changes_unioned') }}
     where {{ batch_filter }}
+    {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) #}
+    {{- tested_batch_note(watermark) }}
 
 ),
 

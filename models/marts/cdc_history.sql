@@ -25,8 +25,6 @@
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
 {%- set batch_filter = landed_since_last_build(ref('cdc_changelog'), watermark, other_rows_landed=resets_landed) %}
-{#- the batch this build writes, for the data tests of a scheduled build (tested_batch) -#}
-{%- do plan_tested_batch(watermark, 'last_landing_seq') %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
 {#- a change-log row (alias `changes`) as a history change of a key of the batch (alias `batch_keys`) -#}
@@ -38,6 +36,8 @@ with new_changes as (
     select *
     from {{ ref('cdc_changelog') }}
     where {{ batch_filter }}
+    {#- the batch this build writes, for the data tests of a scheduled build (tested_batch) #}
+    {{- tested_batch_note(watermark, 'last_landing_seq') }}
 
 ),
 
