@@ -213,8 +213,9 @@ def test_each_override_of_a_dbt_macro_is_pinned_to_the_macro_it_replaces(manifes
         for m in macros.values()
         if m["package_name"] in ("dbt", "dbt_spark") and replaced_by_ours(m["name"])
     }
-    assert {"dbt.default__get_test_sql", "dbt.default__get_where_subquery"} <= set(upstream), upstream
-    assert len(upstream) >= 9, upstream
+    assert {"dbt.default__get_test_sql", "dbt.default__get_where_subquery",
+            "dbt_spark.materialization_incremental_spark"} <= set(upstream), upstream
+    assert len(upstream) >= 8, upstream
     pinned: dict[str, str] = {}
     for name, macro in ours.items():
         meta = macro.get("meta") or {}
@@ -255,9 +256,9 @@ def test_no_model_writes_while_it_compiles(manifest):
     """A model's compile reads the catalog but writes nothing: records of a build (the batch a model
     wrote, a typed table's column list) are written by hooks and materializations, where dbt logs
     the statement, never as a side effect of rendering SQL (`dbt compile`, docs, sqlfluff render
-    it too). The record of a batch is planned while the model compiles (plan_tested_batch) and
-    written by the models' pre-hook (record_tested_batch); build cache entries wait in the memo
-    for the on-run-end (pending_build_cache_entries)."""
+    it too). The record of a batch is a note in the compiled SQL (tested_batch_note) that the
+    incremental materialization writes (record_tested_batch_sql); build cache entries wait in the
+    memo for the on-run-end (pending_build_cache_entries)."""
     writers = {
         uid for uid, m in manifest["macros"].items()
         if m["package_name"] == "cdc_lake" and WRITING_QUERY.search(m["macro_sql"])
@@ -269,28 +270,32 @@ def test_no_model_writes_while_it_compiles(manifest):
         for name, node in project_models(manifest).items()
     }
     assert {name: found for name, found in offenders.items() if found} == {}
-    assert "record_tested_batch" in str(manifest["nodes"]["model.cdc_lake.cdc_changelog"]["config"]["pre-hook"])
 
 
-def test_the_batch_state_travels_from_compile_to_materialization_in_the_memo(manifest):
-    """landed_since_last_build's answer (is the batch empty?) is known while the model compiles and
-    needed by its materialization (source_is_empty, spark__create_temporary_view): mark_batch keeps
-    it in the invocation's memo under the model's unique id and batch_marked_empty reads it there.
-    Pinned: dbt compiles a node and runs its materialization in one runner (compile, then execute,
-    on the same node), so the id the compile marked is the id the materialization reads."""
-    import inspect
-
-    from dbt.task.base import BaseRunner
-
-    source = inspect.getsource(BaseRunner.compile_and_execute)
-    assert source.index("self.compile(manifest)") < source.index("self.run(ctx.node, manifest)"), source
+def test_the_batch_travels_from_compile_to_materialization_in_the_compiled_sql(manifest):
+    """What a model's compile learnt about its batch (are there new rows, where does it start)
+    reaches its materialization as notes in the compiled SQL, which anyone can read in
+    target/compiled: never through the memo, and no pre-hook or override of dbt's write takes part.
+    The notes the macros write are the notes the materialization reads."""
     macros = manifest["macros"]
-    assert "model.unique_id" in macros["macro.cdc_lake.mark_batch"]["macro_sql"]
-    assert "model.unique_id" in macros["macro.cdc_lake.batch_marked_empty"]["macro_sql"]
-    assert "batch_marked_empty()" in macros["macro.cdc_lake.source_is_empty"]["macro_sql"]
-    # nothing reads the batch's state from SQL text any more
-    ours = [m for m in macros.values() if m["package_name"] == "cdc_lake"]
-    assert not [m["name"] for m in ours if "compiled_code or" in m["macro_sql"]]
+    ours = {m["name"]: m for m in macros.values() if m["package_name"] == "cdc_lake"}
+    materialization = ours["materialization_incremental_spark"]["macro_sql"]
+    assert "batch_notes(model.compiled_code)" in materialization
+    reader = ours["batch_notes"]["macro_sql"]
+    writer = ours["landed_since_last_build"]["macro_sql"]
+    assert "cdc_lake batch: new rows" in writer and "cdc_lake batch: empty" in writer
+    assert "cdc_lake batch: (new rows|empty)" in reader
+    assert "cdc_lake tested batch: " in ours["tested_batch_note"]["macro_sql"] and "cdc_lake tested batch: " in reader
+    # no hand-off through the memo on the write's path, no pre-hook, no override of dbt's write
+    write_path = ["materialization_incremental_spark", "merge_batch_sql", "batch_notes",
+                  "record_tested_batch_sql", "landed_since_last_build", "tested_batch_note"]
+    assert not [name for name in write_path if "build_memo" in ours[name]["macro_sql"]]
+    for node in manifest["nodes"].values():
+        if node["resource_type"] == "model" and node["package_name"] == "cdc_lake":
+            assert not node["config"].get("pre-hook"), node["name"]
+    gone = {"spark__get_merge_sql", "get_insert_into_sql", "spark__create_temporary_view",
+            "source_is_empty", "batch_source", "mark_batch", "batch_marked_empty", "record_tested_batch"}
+    assert gone.isdisjoint(ours), sorted(gone & set(ours))
 
 
 def test_the_build_memo_lives_in_one_graph_object_per_invocation(manifest):

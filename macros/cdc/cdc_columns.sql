@@ -126,19 +126,9 @@
 
 
 {% macro staged_from(kind) %}
-    {#- The base table each format's stg_<format>__<kind> model reads, as format -> relation: the
-        rows of an intermediate union of that kind (union_staged) come from these tables with their
-        landing_seq unchanged (landed_since_last_build's `landed_in`). Found in the graph, not
-        through ref(): the union already depends on them, and a ref would make them direct parents
-        that every unit test of the caller must give as inputs. -#}
     {%- set tables = {} -%}
-    {#- no graph while parsing, none in a unit test's context (which reads no base table either) -#}
-    {%- set nodes = (graph.get('nodes') if execute else none) or {} -%}
     {%- for fmt in (cdc_formats() if kind == 'changes' else cdc_formats(carrying=kind)) -%}
-        {%- set node = nodes.get('model.' ~ project_name ~ '.base_' ~ fmt ~ '__messages') -%}
-        {%- if node -%}
-            {%- do tables.update({fmt: api.Relation.create(schema=node.schema, identifier=node.alias)}) -%}
-        {%- endif -%}
+        {%- do tables.update({fmt: ref('base_' ~ fmt ~ '__messages')}) -%}
     {%- endfor -%}
     {{ return(tables) }}
 {% endmacro %}

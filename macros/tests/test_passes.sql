@@ -14,6 +14,7 @@
     {%- if fingerprint is not none and fingerprint == last[0] and reuse_passes() -%}
         {%- set failures = last[1] | int if last | length > 1 else 0 -%}
         {%- do answered_tests().update({model.unique_id: fingerprint}) -%}
+        {%- do log('cdc_lake: ' ~ model.name ~ ': answered from its last pass (SQL and inputs unchanged), no query', info=true) -%}
         select
             {{ failures }} as failures,
             {{ failures }} {{ warn_if }} as should_warn,

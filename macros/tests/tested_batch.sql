@@ -268,8 +268,11 @@
             {{ return(relation) }}
         {%- endif -%}
         {%- if tested is not none and where | trim == '__cdc_batch_keys__' and tested_keys_are_few(tested) -%}
+            {%- do log('cdc_lake: ' ~ model.name ~ ': reads ' ~ relation.identifier ~ ' cut to the keys of the last batch', info=true) -%}
             {{ return(batch_keys_semi_join(relation, tested)) }}
         {%- endif -%}
+        {%- do log('cdc_lake: ' ~ model.name ~ ': reads ' ~ relation.identifier ~ ' cut to '
+                   ~ ('the keys of the last batch' if tested is not none else 'the last batch'), info=true) -%}
         {%- set keys = relation_key_columns(relation) | join(', ') -%}
         {%- set batch_keys = 'true' if tested is none else
             '(' ~ keys ~ ') in (select ' ~ keys ~ ' from (' ~ tested ~ '))' -%}
