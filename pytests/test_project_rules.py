@@ -257,8 +257,8 @@ def test_no_model_writes_while_it_compiles(manifest):
     wrote, a typed table's column list) are written by hooks and materializations, where dbt logs
     the statement, never as a side effect of rendering SQL (`dbt compile`, docs, sqlfluff render
     it too). The record of a batch is a note in the compiled SQL (tested_batch_note) that the
-    incremental materialization writes (record_tested_batch_sql); build cache entries wait in the
-    memo for the on-run-end (pending_build_cache_entries)."""
+    incremental materialization writes (record_tested_batch_sql); build cache entries are notes in
+    the compiled SQL that the on-run-end writes (cache_note)."""
     writers = {
         uid for uid, m in manifest["macros"].items()
         if m["package_name"] == "cdc_lake" and WRITING_QUERY.search(m["macro_sql"])
@@ -270,6 +270,26 @@ def test_no_model_writes_while_it_compiles(manifest):
         for name, node in project_models(manifest).items()
     }
     assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_no_macro_file_repeats_its_yml(manifest):
+    """Each macro is documented once, in its yml (docs/design_choices.md, "How the SQL is
+    documented"): a macro's file does not open with a description that would say it again (a
+    comment of more than three lines; a shorter one explains the line under it), and every
+    macro of the project has a yml description."""
+    opening_comment = re.compile(r"^\s*\{#(.*?)#\}", re.S)
+    repeated, undocumented = [], []
+    for macro in manifest["macros"].values():
+        if macro["package_name"] != "cdc_lake":
+            continue
+        opening = opening_comment.match(macro["macro_sql"].split("%}", 1)[1])
+        if opening and opening.group(1).count("\n") >= 3:
+            repeated.append(macro["name"])
+        if not (macro.get("description") or "").strip():
+            undocumented.append(macro["name"])
+    assert repeated == [] and undocumented == [], (repeated, undocumented)
+    # the rule can fail: the manifest holds the macros' text
+    assert "{#" in manifest["macros"]["macro.cdc_lake.materialization_incremental_spark"]["macro_sql"]
 
 
 def test_the_batch_travels_from_compile_to_materialization_in_the_compiled_sql(manifest):

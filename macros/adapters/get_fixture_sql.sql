@@ -1,11 +1,4 @@
 {% macro get_fixture_sql(rows, column_name_to_data_types) %}
-    {#- Project override of dbt's unit-test fixture: the given rows as one inline table
-        (`select * from values (...), (...) as fixture(columns)`) instead of one `select` per row
-        joined by `union all`. A model reads its inputs several times (cdc_history reads the change
-        log in five places), and Spark analyses each read of a union chain anew: cdc_history's
-        incremental unit test spent 5-14 s in analysis per statement, 1.4-1.8 s with inline rows.
-        Values and types are those of dbt's own fixture: format_row casts each given value,
-        a column the row leaves out is a typed null. -#}
 -- Fixture for {{ model.name }}
     {%- set types = {} -%}
     {%- do types.update(column_name_to_data_types or {}) -%}

@@ -1,14 +1,4 @@
 {% macro canonical_mysql_value(value, mysql_type, binary_encoding='latin1', time_zone=none) %}
-    {#- Canonical text (docs/canonical_values.md) of one MySQL value sent as text by a MySQL-text
-        format (Canal FlatMessage, KafkaRiverCanal, Tencent DTS). `value` is the text expression,
-        `mysql_type` the column's MySQL type as the format writes it (`int(11)`, `decimal(10,2)`,
-        `enum('a','b')`, `TIMESTAMP(3)`; case-insensitive). `binary_encoding` says how the format
-        writes binary/blob bytes: 'latin1' (one ISO-8859-1 character per byte, as Canal does) or
-        'hex' (hex digits, optional 0x prefix, as Tencent DTS does). TIMESTAMP values are read in
-        the zone `time_zone` (a SQL expression, from topic_time_zone; by default the
-        `source_time_zone` var) and written in UTC. Values the macro does not
-        recognise are kept as sent. The type is bound once per value through a one-element
-        transform so each branch reads `_m.base` instead of re-running the regex. -#}
     {%- if binary_encoding not in ['latin1', 'hex'] -%}
         {{ exceptions.raise_compiler_error(
             "canonical_mysql_value: binary_encoding must be 'latin1' or 'hex', got '" ~ binary_encoding ~ "'") }}

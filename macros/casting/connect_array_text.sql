@@ -1,22 +1,4 @@
 {% macro connect_array_text(value, items) %}
-    {#- Canonical text of a Kafka Connect array (PostgreSQL arrays): a compact JSON array whose
-        elements are decoded by the element schema `items` (struct<type, name, parameters>; see
-        `connect_array_items`) with `connect_element_text`, each written in the JSON type the
-        converter gave it: integers, decimals and finite floats as JSON numbers (their canonical
-        digits), booleans as `true` / `false`, NULL as `null`, everything else (text, NaN and the
-        infinities, and the canonical text of dates, times, timestamps, bytes, JSON, ...) as a
-        JSON string. An array of plain integers or text is thus the JSON as sent. Null
-        (undecodable) when the value is not a JSON array, there is no element schema, or an
-        element does not decode.
-        How: `items`, the elements and their JSON text (which says which were JSON strings) are
-        bound once; each element's text is written as `to_json` writes it in a struct
-        (`{"s":"<text>"}`; `{}` when it does not decode), joined with commas (array_join: linear;
-        a fold that appended each element to the text so far copied it once per element, 35 s for
-        100,000 elements); the finish unwraps them, bares numbers and booleans by the element type,
-        and gives null when one was `{}`. Spark's analyzer resolves a function call only after its
-        arguments, one nesting level per pass, and a lambda only after its function's arguments;
-        the base models nest this deep, so the nesting here is kept shallow: operators (`||`,
-        CASE) where they do. `value` is repeated: pass a lambda variable. -#}
     {%- set token = "'\"(?:[^\"\\\\\\\\]++|\\\\\\\\.)*+\"?|[^,\\\\[\\\\]\\\\s]+'" -%}
     transform(
         array(named_struct(
@@ -57,16 +39,6 @@
 
 
 {% macro connect_element_text(value, items, sent_token) %}
-    {#- Canonical text of one non-null element of a Kafka Connect array (`connect_array_text`),
-        decoded by the element schema `items` as `connect_value_text` decodes a field, but
-        booleans as `true` / `false`: integers, floats, decimals (base64, or an integer JSON
-        number), text, JSON, bytes, dates, times, timestamps, zoned times and timestamps and
-        geometry. What PostgreSQL's connector never puts in an array (bits, intervals, arrays), a
-        decimal of more than 8 bytes (its arithmetic nests too deep for Spark's analyzer here) and
-        a Decimal sent as a JSON number with a fraction (Spark has read it through a double) give
-        null: undecodable. `sent_token`: the element's JSON text (a JSON string starts with `"`).
-        One simple CASE on the element's decoder tag, evaluated once. `value` and `items` are
-        repeated. -#}
     {%- set v = value -%}
     {%- set b64_hex = "hex(try_to_binary(" ~ v ~ ", 'base64'))" -%}
     {%- set number = "'^-?[0-9]+(\\\\.[0-9]+)?([eE][-+]?[0-9]+)?$'" -%}

@@ -1,29 +1,4 @@
 {% macro connect_column_type(field_schema) %}
-    {#- A MySQL-like type name for one field of a Kafka Connect schema
-        (struct<type, name, parameters>), named so that the mysql_spark_types seed gives the typed
-        views a fitting Spark type (PostgreSQL's too; docs/canonical_values.md):
-        1. the source type Debezium propagates with `column.propagate.source.type`
-           (`__debezium.source.column.type`, `.length`, `.scale`), e.g. `varchar(255)`.
-           PostgreSQL's internal names of fixed-size types, whose length and scale are only the
-           JDBC display size, become PostgreSQL's own SQL names without them (`int4(10,0)` ->
-           `integer`, `int2` -> `smallint`, `int8` -> `bigint`, `float4` -> `real`, `float8` ->
-           `double precision`, `timestamptz` -> `timestamp with time zone`, `timetz` ->
-           `time with time zone`, `bool` sent as a Connect boolean -> `boolean`), `bpchar(n)`
-           becomes `char(n)`, a negative scale `numeric(p+s,0)`; MySQL's INT4, INT8 ... are the same
-           synonyms;
-        2. else the type the logical name implies: `decimal(p,s)` (a PostgreSQL money column:
-           `decimal(?,2)`; a negative scale, PostgreSQL 15's numeric(p,-s), holds integers:
-           `decimal(p+s,0)`), `decimal` (VariableScaleDecimal), `date`, `datetime`
-           (Timestamp/MicroTimestamp/NanoTimestamp), `timestamp` (ZonedTimestamp), `time`,
-           `timetz` (ZonedTime), `interval` (MicroDuration, Interval), `year`, `bit(n)` (more than
-           64 bits: `varbit(n)`, which no integer type holds), `enum('a','b')`, `set('a','b')`,
-           `json`, `uuid`, `xml`, `ltree`, `geometry`;
-        3. else the Connect type by its Schema.Type name (`int8` .. `int64`, `float32`, `float64`,
-           `boolean`, `string`, `bytes`, `array`, `map`): Connect types do not say whether a string
-           was char, varchar or text. The JSON converter writes FLOAT32/FLOAT64 as `float`/`double`,
-           which would read as declared MySQL types; a `double` may be a MySQL DECIMAL sent with
-           `decimal.handling.mode=double`, so it must not outrank a declared `decimal(p,s)`.
-        Null when there is no schema. `field_schema` is repeated: pass a column or lambda variable. -#}
     {%- set f = field_schema -%}
     {%- set p = f ~ ".parameters" -%}
     {%- set source_type = "lower(trim(" ~ p ~ "['__debezium.source.column.type']))" -%}

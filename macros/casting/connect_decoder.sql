@@ -1,8 +1,4 @@
 {% macro connect_decoder(field_schema) %}
-    {#- How to decode the values of one field of a Kafka Connect schema
-        (struct<type, name, parameters>), as a short tag that `connect_value_text` dispatches on.
-        The logical type (`name`) decides first, then the Connect type; null (no schema) means
-        "keep the value as sent". `field_schema` is repeated: pass a column or lambda variable. -#}
     {%- set f = field_schema -%}
     case
         when {{ f }} is null then null

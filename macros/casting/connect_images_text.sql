@@ -1,20 +1,4 @@
 {% macro connect_images_text(before, after, before_text, after_text, raw_json, column_decoders, field_schemas, hbase=none) %}
-    {#- array(before, after) of a Kafka Connect record with every value decoded to canonical text
-        by `connect_value_text` (one copy of the decoder for both images). `hbase`: optional SQL
-        boolean; when true every cell is an HBase cell (`hbase_cell` decoder).
-
-        A map<string,string> read by from_json forgets each value's JSON type and reads a JSON
-        number with a fraction as a double. So a Connect Decimal is decided, and its digits taken,
-        from the record's own text:
-        - `before_text`/`after_text`: the image object as the JSON parser re-wrote it (a field of
-          type string in the envelope schema): compact, strings quoted, escaped as `to_json`
-          escapes them. A value was a JSON string exactly when its entry `"col":"value"` is in it.
-        - `raw_json`: the Kafka value. The digits of a number with a fraction are taken from it
-          (the `"col": <number>` entries whose value equals, as a double, the parsed one): exact
-          at any length. Integers are exact already.
-        Only Decimal fields pay for this (the CASE in `connect_value_text` asks first).
-        An array field's elements are decoded by its element schema, which `connect_array_items`
-        reads from `raw_json`, for array values only. -#}
     {%- set decoder = column_decoders ~ "[ci_col]" if hbase is none
         else "if(" ~ hbase ~ ", 'hbase_cell', " ~ column_decoders ~ "[ci_col])" -%}
     {%- set entry = "to_json(map(ci_col, ci_val))" -%}

@@ -1,19 +1,4 @@
 {% macro connect_value_text(value, decoder, parameters, sent_as_number='false', number_text=none, items=none) %}
-    {#- Canonical text (docs/canonical_values.md) of one value of a Kafka Connect JSON record.
-        `value`: the value as `from_json` reads it into map<string,string> (JSON text of numbers,
-        booleans, arrays and nested objects; strings unquoted). `decoder`: the tag `connect_decoder`
-        gave the field (null: no schema, the value is kept as sent), or `hbase_cell` for Lindorm's
-        base64 HBase cells (`hbase_value_text`). `parameters`: the field's schema parameters
-        (Decimal `scale`). `sent_as_number`: SQL boolean, true when the value was a JSON number
-        (not a JSON string) in the record, and `number_text` its exact text: a Connect Decimal is
-        decided by that JSON type, never by how its text looks (a JSON string holds base64 bytes, a
-        JSON number the number; `1234` is both valid base64 and a number). `items`: SQL expression
-        of an array field's element schema (struct<type, name, parameters>; `connect_array_items`):
-        the elements are decoded by it (`connect_array_text`); without it an array is kept as sent.
-        Booleans are MySQL BIT(1)/TINYINT(1) and PostgreSQL boolean: `1`/`0`. Null when a value
-        does not decode (bad base64, text in an integer field, a date out of every source's range,
-        ...), which the base models report as an undecodable value. Arguments are repeated: pass
-        lambda variables or map lookups. -#}
     {%- set v = value -%}
     {%- set b64_hex = "hex(try_to_binary(" ~ v ~ ", 'base64'))" -%}
     case

@@ -1,8 +1,4 @@
 {% macro duration_time_text(value, units_per_second, digits) %}
-    {#- Canonical MySQL TIME text `[-]HH:mm:ss[.f]` of a signed integer count of
-        1/units_per_second seconds (Debezium Time, MicroTime, NanoTime); hours may exceed 24
-        (TIME ranges over -838:59:59 .. 838:59:59). Null when the value is not an integer.
-        `value` is repeated: pass a column or lambda variable. -#}
     {%- set n = 'try_cast(' ~ value ~ ' as bigint)' -%}
     {%- set seconds = '(abs(' ~ n ~ ') div ' ~ units_per_second ~ ')' -%}
     concat(

@@ -1,8 +1,4 @@
 {% macro epoch_datetime_text(value, units_per_second, digits) %}
-    {#- Canonical `yyyy-MM-dd HH:mm:ss[.f]` text of an integer count of 1/units_per_second seconds
-        since 1970-01-01 00:00:00 (Debezium Timestamp, MicroTimestamp, NanoTimestamp), computed
-        with integer arithmetic so that no session time zone applies. Null when the value is not
-        an integer. `value` is repeated: pass a column or lambda variable, not a costly expression. -#}
     {%- set n = 'try_cast(' ~ value ~ ' as bigint)' -%}
     {%- set seconds = '((' ~ n ~ ' - pmod(' ~ n ~ ', ' ~ units_per_second ~ ')) div ' ~ units_per_second ~ ')' -%}
     concat(

@@ -1,8 +1,4 @@
 {% macro mysql_type_from_code(type_code) %}
-    {#- A MySQL type name for a binlog column type code (`enum_field_types`, as Tencent DTS sends in
-        `dataTypeNumber`), for records that omit the declared type. Only codes whose canonical
-        text does not depend on the declaration are named; 252/253/254 (blob or text, varbinary or
-        varchar, binary or char) and decimal/enum/set (scale and labels unknown) give null. -#}
     case {{ type_code }}
         when 1 then 'tinyint'
         when 2 then 'smallint'

@@ -1,12 +1,4 @@
 {% macro plain_decimal_text(number_text, scale) %}
-    {#- A decimal sent as a JSON number (Kafka JsonConverter `decimal.format=NUMERIC`) to text with
-        exactly `scale` fraction digits, exact at any length: `number_text` must be the number's
-        own text from the raw JSON (see `connect_images_text`), in plain or exponent notation
-        (`exponent_free_number_text`). Digits beyond the scale are cut, never rounded (a producer
-        never sends them). `number_text` is evaluated once (it may be a costly expression: a
-        search of the raw message); `scale` is repeated. Spark SQL has no LET, and does not share
-        a repeated expression inside a lambda, so values are bound as the variable of a
-        one-element `transform`: the plan stays small and the search runs once per value. -#}
     element_at(transform(
         array({{ exponent_free_number_text(number_text) }}),
         pd_plain -> if(
@@ -22,9 +14,6 @@
 
 
 {% macro exponent_free_number_text(number_text) %}
-    {#- The text of a JSON number without exponent, digit for digit: `1.2345E+3` -> `1234.5`,
-        `-5E-3` -> `-0.005`; text without an exponent is returned as it is. Pure text work, so any
-        length stays exact. `number_text` is evaluated once (bound as in `plain_decimal_text`). -#}
     {%- set sign = "if(ef_text like '-%', '-', '')" -%}
     {%- set whole = "regexp_extract(ef_text, '^-?([0-9]*)', 1)" -%}
     {%- set fraction = "regexp_extract(ef_text, '^-?[0-9]*\\\\.([0-9]*)', 1)" -%}

@@ -1,14 +1,4 @@
 {% macro twos_complement_text(hex_value, short=false) %}
-    {#- Decimal text of a signed big-endian two's-complement integer given as uppercase hex digits
-        (as Spark's `hex()` prints bytes), of any length. Up to 8 bytes, `conv` reads it as a
-        signed 64-bit number. Longer values (DECIMAL above 18 digits, up to MySQL's 65) use exact
-        base-10^9 arithmetic with higher-order functions: the magnitude's hex (for a negative
-        value the bitwise NOT, plus 1 added to the last chunk) is read 7 hex digits at a time,
-        multiplying the limbs by 2^28 at each step (one fold over the chunk indexes, whose finish
-        writes the digits). '0' for no bytes, null for null.
-        `hex_value` is evaluated once (bound as in `plain_decimal_text`). `short`: only values of up
-        to 8 bytes (null above), with no lambda at all: for an array's elements, already nested in
-        lambdas, which Spark's analyzer resolves one level per pass. -#}
     {%- set h = "tc_hex" -%}
     {%- set negative = "substr(" ~ h ~ ", 1, 1) >= '8'" -%}
     {%- set magnitude = "if(" ~ negative ~ ", translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210'), " ~ h ~ ")" -%}
@@ -52,8 +42,6 @@
 
 
 {% macro _limbs_times_2_28_plus(limbs, addend) %}
-    {#- limbs * 2^28 + addend for base-10^9 limbs (least significant first, array<bigint>); the
-        addend is at most 2^28, so no intermediate value exceeds a bigint. -#}
     aggregate({{ limbs }},
         named_struct('out', cast(array() as array<bigint>), 'carry', cast({{ addend }} as bigint)),
         (ma_s, ma_limb) -> named_struct(

@@ -1,8 +1,4 @@
 {% macro cdc_columns(shape) %}
-    {#- The one definition of each unioned row shape of the core models: its columns, in order,
-        as [name, Spark type] pairs. Every branch of a union of that shape is written with
-        canonical_columns, which emits these columns in this order, so branches line up by name
-        whatever order their SQL lists them in. -#}
     {%- set row_key = [
         ['source_system', 'string'], ['database_name', 'string'], ['table_name', 'string'],
         ['row_key', 'string'],
@@ -58,20 +54,11 @@
 
 
 {% macro cdc_row_key_columns() %}
-    {#- The columns that identify a source row across the project: the unique key of cdc_current,
-        the partition of every per-row window and the join of every per-key lookup. -#}
     {{ return(['source_system', 'database_name', 'table_name', 'row_key']) }}
 {% endmacro %}
 
 
 {% macro canonical_columns(shape, relation=none, values={}, only=none, merge_action=none) %}
-    {#- The select list of one union branch of `shape` (cdc_columns): every column in the shape's
-        order, as `values[name]` when given (none: a typed null), else `relation.name` when a
-        relation alias is given (and `only`, a list of names, does not leave it out), else a typed
-        null. A name in `values` or `only` that the shape does not have is a compile error, so a
-        misspelt column fails the build instead of becoming a null. `merge_action`, a SQL
-        expression giving 'upsert' or 'delete', adds the column with which an incremental batch
-        tells its MERGE what to do with the row (spark__get_merge_sql, merge_action_column). -#}
     {%- set columns = cdc_columns(shape) -%}
     {%- set names = columns | map('first') | list -%}
     {%- for name in (values.keys() | list) + (only or []) if name not in names -%}
@@ -96,10 +83,6 @@
 
 
 {% macro copied_row_values(flag, copy_values, values={}, relation=none) %}
-    {#- canonical_columns' `values` for a row and its copy made by `lateral view explode` (one read
-        where a union would read the input twice): `values`, and for each column of
-        `copy_values` the copy's value when the boolean column `flag` is true, else the row's own
-        (`values[column]`, or `relation.column`). -#}
     {%- set merged = values.copy() -%}
     {%- for column, value in copy_values.items() -%}
         {%- do merged.update({column: 'if(' ~ flag ~ ', ' ~ value ~ ', '
@@ -110,9 +93,6 @@
 
 
 {% macro union_staged(kind) %}
-    {#- One `union all` branch per format that has a stg_<format>__<kind> model ('changes',
-        'schema_changes' or 'heartbeats'), in cdc_formats' order; each branch the columns of the
-        shape staged_<kind> by name (canonical_columns), so the branches line up. -#}
     {%- set formats = cdc_formats() if kind == 'changes' else cdc_formats(carrying=kind) -%}
     {%- for fmt in formats %}
     select

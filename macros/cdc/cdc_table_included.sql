@@ -1,10 +1,4 @@
 {% macro cdc_table_included(database_name, table_name) %}
-    {#- Boolean expression: does `database.table` pass the project's table filter? Vars
-        `cdc_include_tables` and `cdc_exclude_tables` are lists of Java regular expressions, each
-        matched against the whole text `<database>.<table>` (anchored; case-sensitive unless the
-        pattern starts with `(?i)`). A table is kept when the include list is empty or one include
-        pattern matches, and no exclude pattern matches. A DDL with no table is matched as
-        `<database>.`. With both lists empty this is `true` (no filter). -#}
     {%- set include = var('cdc_include_tables', []) -%}
     {%- set exclude = var('cdc_exclude_tables', []) -%}
     {%- set include = [include] if include is string else (include or []) -%}

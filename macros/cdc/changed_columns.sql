@@ -1,6 +1,4 @@
 {% macro changed_columns(op, before, after) %}
-    {#- Sorted names of the columns a change touched: every column of an insert or delete; for an
-        update, those whose value differs (NULL-safe) or that appear on one side only. -#}
     case {{ op }}
         when 'd' then array_sort(map_keys({{ before }}))
         when 'u' then array_sort(filter(

@@ -1,8 +1,4 @@
 {% macro configured_primary_keys(database_name, table_name) %}
-    {#- Primary-key columns declared for a table in the `cdc_primary_keys` var
-        ({"<database>.<table>": ["col", ...]}), as array<string>, or null when the table is not
-        listed. For messages that do not carry their key (a Debezium record without Kafka key, a
-        Lindorm SQL table). Names match exactly (case-sensitive). -#}
     {%- set keys = var('cdc_primary_keys', {}) -%}
     {%- if keys is not mapping -%}
         {{ exceptions.raise_compiler_error("var cdc_primary_keys must map '<database>.<table>' to a list of columns") }}

@@ -1,8 +1,4 @@
 {% macro ddl_statement_type(statement) %}
-    {#- Kind of a MySQL DDL statement in Canal's vocabulary, so every format's DDL reads alike:
-        CREATE (table), ALTER, ERASE (drop table), RENAME, TRUNCATE, CINDEX (create index),
-        DINDEX (drop index), else QUERY (databases, views, grants, ...). Leading blanks and
-        `/* ... */` comments are skipped. `statement` is repeated: pass a column. -#}
     {%- set text = "regexp_replace(" ~ statement ~ ", '^(?:\\\\s++|/\\\\*.*?\\\\*/)++', '')" -%}
     case
         when {{ statement }} is null then null

@@ -1,7 +1,4 @@
 {% macro first_delivery(relation, id_column) %}
-    {#- The rows of `relation` that are the first delivery of their `id_column`: a change (or DDL)
-        that Kafka delivered, or a landing loaded, more than once keeps the copy landed first
-        (then the lowest Kafka coordinates), so duplicates collapse whatever their order. -#}
     select *
     from (
         select

@@ -1,5 +1,4 @@
 {% macro landed_since_last_build(relation, watermark, column='landing_seq', other_rows_landed=false, landed_in=none) %}
-    {#- the note after the condition tells the materialization whether the batch has rows -#}
     {%- set condition = landed_after(watermark, column) -%}
     {%- if not execute or not is_incremental() -%}
         {{ return(condition) }}

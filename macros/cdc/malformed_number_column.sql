@@ -1,10 +1,4 @@
 {% macro malformed_number_column(image, column_types) %}
-    {#- The first column of a row image (MySQL text values) whose declared type is an integer,
-        decimal or floating-point type but whose value is not a number at all, or null when every
-        such value reads as one. A MySQL server never sends such a value: the record is corrupt and
-        is rejected, rather than passing `x` on as an INT. Range is not checked here (a number out
-        of its type's range is left to the `numeric_values_in_range` test). Both arguments are
-        repeated: pass columns. -#}
     {#- what a number of each family looks like, and the MySQL type names of the family; possessive,
         so a long run of digits is never split two ways (quadratic on a megabyte) -#}
     {%- set number_patterns = [
@@ -28,8 +22,6 @@
 
 
 {% macro malformed_number_reason(image, column_types, database_name, table_name) %}
-    {#- The reject reason for a row image with a `malformed_number_column`, in words a user can
-        act on; null when the image has none. -#}
     element_at(transform(
         array({{ malformed_number_column(image, column_types) }}),
         mn_bad -> case when mn_bad is not null then concat(

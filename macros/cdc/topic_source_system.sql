@@ -1,6 +1,4 @@
 {% macro topic_source_system(topic_column) %}
-    {#- Source system for formats that do not name their server (Canal, KafkaRiverCanal): the
-        `source_system_by_topic` var maps topics to names; unmapped topics stand for themselves. -#}
     {%- set mapping = var('source_system_by_topic', {}) -%}
     {%- if mapping -%}
         case {{ topic_column }}

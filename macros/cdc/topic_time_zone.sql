@@ -1,8 +1,4 @@
 {% macro topic_time_zone(topic_column) %}
-    {#- Time zone in which the capturing process of a topic renders MySQL TIMESTAMP values (Canal,
-        KafkaRiverCanal, Tencent DTS): the `source_time_zone_by_topic` var maps topics to zones;
-        other topics (and every value, when `topic_column` is none) take the `source_time_zone` var.
-        A SQL expression: a string literal when no topic is mapped. -#}
     {%- set default = var('source_time_zone', 'UTC') -%}
     {%- set mapping = var('source_time_zone_by_topic', {}) -%}
     {%- for zone in [default] + (mapping.values() | list) -%}

@@ -1,12 +1,4 @@
 {% macro cdc_expire_snapshots(older_than_hours=168, retain_last=10, orphan_older_than_hours=72) %}
-    {#- `dbt run-operation cdc_expire_snapshots`: Iceberg's snapshot upkeep for every table the
-        project writes or reads (models, seeds, the raw tables, the build cache). Expires the
-        snapshots older than `older_than_hours` (keeping at least the last `retain_last` of each
-        table) with their unused data, delete and metadata files, then removes orphan files
-        (written by a commit that never happened) older than `orphan_older_than_hours` (at least
-        24: Iceberg refuses less, since a commit in flight has files no snapshot names yet). Rows
-        do not change; time travel (`version as of`) reaches back `older_than_hours`. Safe while
-        landings and builds run. -#}
     {%- if orphan_older_than_hours | float < 24 %}
         {{ exceptions.raise_compiler_error(
             "cdc_expire_snapshots: orphan_older_than_hours must be at least 24 (Iceberg's limit: younger "
@@ -30,14 +22,11 @@
 {% endmacro %}
 
 {% macro cdc_hours_before(timestamp_text, hours) %}
-    {#- `timestamp_text` (Spark's `yyyy-MM-dd HH:mm:ss[.f]`) minus `hours`, as the same text. -#}
     {%- set parsed = modules.datetime.datetime.strptime(timestamp_text[:19], '%Y-%m-%d %H:%M:%S') %}
     {{ return((parsed - modules.datetime.timedelta(hours=hours | float)).strftime('%Y-%m-%d %H:%M:%S')) }}
 {% endmacro %}
 
 {% macro cdc_iceberg_tables() %}
-    {#- `schema.table` of every existing Iceberg table the project builds (incremental and table
-        models, seeds), reads (its sources: the raw tables) or keeps (the build cache). -#}
     {%- set names = [] %}
     {%- for node in graph.nodes.values() | list + graph.sources.values() | list
         if node.resource_type in ('model', 'seed', 'source')

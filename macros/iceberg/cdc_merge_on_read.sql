@@ -1,8 +1,4 @@
 {% macro cdc_merge_on_read() %}
-    {#- Iceberg table properties for the tables the incremental MERGEs update in place
-        (cdc_history): updated and deleted rows are recorded in delete files instead of
-        rewriting every data file they sit in, so a MERGE costs in proportion to the rows it changes.
-        Readers apply the delete files; `dbt run-operation cdc_compact` folds them back in. -#}
     {{ return({
         'format-version': '2',
         'write.merge.mode': 'merge-on-read',

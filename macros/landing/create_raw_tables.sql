@@ -1,11 +1,4 @@
 {% macro create_raw_tables() %}
-    {#- Create the raw schema and one raw table per format if missing, so a build on an empty lake
-        works. Columns and properties match src/cdc_lake/landing.py (RAW_COLUMNS,
-        RAW_TABLE_PROPERTIES), which writes these tables, and
-        src/cdc_lake/consume.py (kafka_end_offsets, the broker's offsets as the consumer saw them),
-        src/cdc_lake/set_aside.py (cdc_set_aside_records, the records that failed a build) and
-        src/cdc_lake/verify/run.py (verification_results, what each `cdc-lake verify` found).
-        Runs as an on-run-start hook; each statement is sent on its own. -#}
     {%- if execute -%}
         {%- do run_query("create database if not exists " ~ raw_schema()) -%}
         {%- for fmt in cdc_formats() -%}

@@ -1,6 +1,4 @@
 {% materialization incremental, adapter='spark' %}
-    {#- dbt compiled the model's SQL just before this runs; its batch filters left notes in it
-        (batch_notes) saying what this build reads. -#}
 
     {#- 1. What this build is: a full build (no table yet, or --full-refresh) writes the whole
         table; an incremental one writes its batch. -#}
@@ -16,9 +14,9 @@
         {%- set has_rows = run_query('select 1 from (' ~ sql ~ ') as batch limit 1') | length > 0 -%}
     {%- endif -%}
     {%- if not full_build and not has_rows -%}
-        {%- do log('cdc_lake: ' ~ this ~ ': no new rows, nothing written', info=true) -%}
-        {%- call statement('main') -%}
-            select 'no new rows for {{ this }}' as skipped
+        {#- no statement: the message is the build output's for this model, the text its target/run file -#}
+        {%- call noop_statement('main', 'no new rows, nothing written', 'SKIP') -%}
+            -- no new rows for {{ this }}: nothing written
         {%- endcall -%}
         {{ run_hooks(post_hooks) }}
         {{ return({'relations': [this]}) }}

@@ -1,10 +1,4 @@
 {% macro spark__load_csv_rows(model, agate_table) %}
-    {#- dbt-spark's seed loader, with the values written as escaped SQL literals instead of bindings.
-        In session mode dbt-spark pastes bindings into the SQL unescaped: a quote in a seed broke
-        the insert and an empty cell became the text 'None'. Here an empty cell is null and quotes
-        and backslashes are escaped, so a seed holds any text. A seed table spark__reset_csv_table
-        kept (already loaded from this CSV: kept_seeds) gets no rows; a loaded one records what it
-        was loaded from (record_seed_load). -#}
     {%- if model.unique_id in kept_seeds() -%}
         {{ return('') }}
     {%- endif -%}

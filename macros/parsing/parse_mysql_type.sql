@@ -1,12 +1,4 @@
 {% macro parse_mysql_type(mysql_type) %}
-    {#- A MySQL column type as the formats write it (`int(11)`, `bigint(20) unsigned`,
-        `decimal(10,2)`, `DATETIME(6)`, `enum('a','b')`) taken apart, as
-        struct<base, args, is_unsigned, precision, scale, lookup_keys>:
-        `base` the lowercase type name, `args` the text between the parentheses (spaces removed),
-        `precision`/`scale` its first two numbers (null when absent or not numbers, as in Debezium's
-        `decimal(?,2)`), and `lookup_keys` the keys to look the type up under in the
-        mysql_spark_types seed, most specific first: `tinyint(1) unsigned`, `tinyint unsigned`,
-        `tinyint(1)`, `tinyint`. A null type gives null. `mysql_type` is repeated: pass a column. -#}
     {%- set t = "lower(trim(" ~ mysql_type ~ "))" -%}
     {%- set base = "regexp_extract(" ~ t ~ ", '^([a-z0-9_]+)', 1)" -%}
     {%- set args = "regexp_replace(regexp_extract(" ~ t ~ ", '^[a-z0-9_]+ *[(]([^)]*)[)]', 1), ' ', '')" -%}

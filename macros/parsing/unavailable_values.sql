@@ -1,15 +1,4 @@
 {% macro unavailable_value_forms() %}
-    {#- array<string> of every text a Debezium connector writes, in a row image's map<string,string>
-        as read by from_json, for a value it marks unavailable (PostgreSQL: an unchanged TOASTed
-        column it was not sent; Oracle: an unread LOB). The marker is the connector's
-        `unavailable.value.placeholder` (var `cdc_unavailable_value_placeholder`, default
-        `__debezium_unavailable_value`; a `hex:` prefix gives the bytes in hexadecimal, as the
-        connector reads it), written in the column type's own encoding: the text (text, json,
-        jsonb, xml and other string types), its bytes in base64 (bytea), a one-element array of
-        either (text[], bytea[]), the bytes as signed integers (int[] and bigint[]), a map of the
-        text to itself (hstore, as a JSON object or as a JSON string holding one), and a
-        one-element array of the name-based (version 3) UUID of the bytes (uuid[]). Spark folds
-        the expression to a constant. -#}
     {%- set placeholder = var('cdc_unavailable_value_placeholder', '__debezium_unavailable_value') -%}
     {%- if placeholder.startswith('hex:') -%}
         {%- set bytes = "unhex(" ~ sql_string_literal(placeholder[4:]) ~ ")" -%}
@@ -38,33 +27,16 @@
 
 
 {% macro unavailable_columns(sent_image, forms) %}
-    {#- Sorted names of the columns of `sent_image` (a row image as sent, map<string,string>) whose
-        value is the connector's unavailable-value marker in one of its forms (`forms`, SQL of an
-        array<string>: unavailable_value_forms()); empty when none, null when the image is null. -#}
     array_sort(map_keys(map_filter({{ sent_image }}, (uv_k, uv_v) -> array_contains({{ forms }}, uv_v))))
 {%- endmacro %}
 
 
 {% macro without_columns(image, columns) %}
-    {#- `image` (map<string,string>) with the values of `columns` (array<string>) set to null:
-        a value the message does not carry is not decoded, and is never taken as the value. -#}
     transform_values({{ image }}, (wc_k, wc_v) -> if(array_contains({{ columns }}, wc_k), null, wc_v))
 {%- endmacro %}
 
 
 {% macro key_only_image(image, key_columns, field_schemas='field_schemas') %}
-    {#- True when every non-key column of `image` (a row image as sent) holds nothing of the row:
-        the before image of a PostgreSQL delete under REPLICA IDENTITY DEFAULT, which logs only
-        the key. Debezium fills each column it was not sent from the column's Connect schema: its
-        default value where the column has one (JsonConverter does so for any null value of such
-        a field), else null for a nullable column, else the fallback of the column's converter, a
-        zero in the type's own encoding (`_debezium_fill_value`). With the message's schema
-        (`field_schemas`: `connect_field_schemas`, by default the column of that name) a column
-        qualifies when it holds null, its default, or, NOT NULL only, its type's fallback; without
-        one (schemas.enable=false), when it holds null or any of the fallbacks by look
-        (`_debezium_fill_value_by_look`). A FULL image whose other values all happen to be such
-        values reads as key-only too; cdc_history then takes them from the key's previous version,
-        which holds the same values. -#}
     ({{ image }} is not null and size({{ key_columns }}) > 0 and forall(
         map_entries({{ image }}),
         ko_e -> array_contains({{ key_columns }}, ko_e.key)
@@ -79,10 +51,6 @@
 
 
 {% macro _debezium_fill_forms() %}
-    {#- The texts, as a row image read as map<string,string> holds them, of the fallback values
-        Debezium's converters (JdbcValueConverters, PostgresValueConverter; 3.5) write for a NOT
-        NULL column without a value, keyed by the Connect type or logical name that writes each;
-        measured against a real PostgreSQL (pytests/fixtures/postgres/debezium_pg_key_only.jsonl). -#}
     {{ return({
         'zoned_timestamp': '1970-01-01T00:00:00Z',
         'zoned_time': '00:00:00Z',
@@ -97,9 +65,6 @@
 
 
 {% macro _debezium_fill_value(value, field) %}
-    {#- True when `value` (text, not null) is what Debezium writes for a column of Connect schema
-        `field` (a `connect_field_schemas` struct) that it was not sent: the field's default, or,
-        for a NOT NULL column, its converter's fallback for the field's type and logical name. -#}
     {%- set f = _debezium_fill_forms() -%}
     {%- set zero = "'^0(\\\\.0+)?$'" -%}
     (coalesce({{ value }} = {{ field }}.default_value, false) or (
@@ -139,11 +104,6 @@
 
 
 {% macro _debezium_fill_value_by_look(value) %}
-    {#- True when `value` (text, not null) looks like a value Debezium writes for a column it was not
-        sent, where no schema tells the column's type: any fallback of `_debezium_fill_forms`, the
-        empty string, false, an empty array or object, a numeric zero, base64 of zero bytes, and
-        the zeros Debezium gives a function default (now(): the epoch with a fraction;
-        gen_random_uuid(): the nil UUID). Any other default of the column is not recognised. -#}
     {%- set f = _debezium_fill_forms() -%}
     ({{ value }} in (
         '', 'false', '[]', '{}', '00000000-0000-0000-0000-000000000000',

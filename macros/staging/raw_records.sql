@@ -19,12 +19,6 @@
 
 
 {% macro without_set_aside_records(fmt, watermark) %}
-    {#- The condition that leaves out the records of `fmt` landed after `watermark` that made an
-        earlier build fail (cdc-lake set-aside wrote them to cdc_set_aside_records; they are
-        rejects of int_raw_records_unioned). Their coordinates are literals in the batch's own
-        filter, written first: Spark tests a filter's conditions in order, so no condition a
-        later CTE pushes down to the scan, and no projection, ever sees those records. `true`
-        when there are none (two small queries per build: is the register there, its rows). -#}
     {#- the register by name, not source(): the model reads it at compile time only, and a unit
         test of the model would otherwise need it as an input -#}
     {%- set register = api.Relation.create(schema=raw_schema(), identifier='cdc_set_aside_records') -%}
@@ -48,11 +42,6 @@
 
 
 {% macro raw_record_outcome(accepted_kind, message_in_record='0') %}
-    {#- The tail of every base_<format>__messages model: a classified record's Kafka coordinates
-        and what became of it. `reject_reason` is the record's reason, or 'tombstone' for a null
-        value, or null when it was accepted; `accepted_kind` is the SQL giving the kind of an
-        accepted record ('dml', 'ddl' or 'control'). A tombstone is a control record with no reason;
-        a rejected record keeps its raw text (rejected_value), the only place it is kept. -#}
     kafka_topic,
     kafka_partition,
     kafka_offset,

@@ -1,14 +1,4 @@
 {% macro cdc_forget_passes() %}
-    {#- `dbt run-operation cdc_forget_passes`: forgets every record a build keeps to skip work on
-        unchanged inputs, so that the next `dbt build` runs every data test on whole tables and
-        reloads every seed, as on a fresh lake (the models' rows are not touched):
-        - every entry of the build cache (build_cache_relation): the data tests' passes and the
-          views they read, the tested key counts, the batch floors and the typed column lists;
-        - every `cdc_lake.*` table property of the project's tables: the batch an incremental model
-          last wrote (record_tested_batch) and what a seed was loaded from (record_seed_load).
-        One `show tblproperties` per table and one commit (metadata only, no snapshot) per table
-        that holds a record. The views keep their SQL hash (spark__create_view_as): it is what the
-        view is, not a record; `--full-refresh` re-creates them. docs/table_properties.md. -#}
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}

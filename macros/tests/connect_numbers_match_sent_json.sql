@@ -1,14 +1,4 @@
 {% test connect_numbers_match_sent_json(model, raw) %}
-    {#- Every numeric column that a Debezium record sent as a JSON number must hold that number in
-        the change log. The number is read straight from the raw record's text (the `after`
-        object, by a regular expression, not by the project's decoder), so a decoder that turns
-        a number into another one that fits its column (12 read as base64 is -41) fails here,
-        where a range test cannot see it. Compared as doubles (floats for a `float` column):
-        canonical text and the producer's digits may differ in scale or notation, never in value.
-        A failing row names the record, the column, the number sent and the value kept.
-        Only the raw records landed since the first landing of the tested Debezium changes are
-        read (a literal bound, which Iceberg checks against each raw file), so a scheduled build
-        that tests the change log's last batch reads that batch's raw records, not every one. -#}
     {%- set first_landing = none -%}
     {%- if execute -%}
         {%- set first_landing = run_query(

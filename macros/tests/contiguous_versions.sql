@@ -1,8 +1,4 @@
 {% test contiguous_versions(model, key_columns, order_by='change_order') %}
-    {#- SCD2 intervals of one key must chain: each version ends exactly where the next begins
-        (no gap, no overlap), unless a delete closed it (then the next version, a re-insert,
-        begins at or after that delete). An open version must be the last one, and a version
-        may only be closed by the next change or a delete. Also checks valid_from <= valid_to. -#}
     with ordered as (
         select
             {{ key_columns | join(', ') }},

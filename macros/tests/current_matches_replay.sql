@@ -1,15 +1,4 @@
 {% test current_matches_replay(model, changelog, schema_changes, key_columns) %}
-    {#- The live rows of cdc_current must equal a replay of the whole change log, written apart
-        from cdc_history's incremental logic: for each key the change with the highest change_order
-        decides the image and whether the row is live, unless a later TRUNCATE / DROP TABLE of its
-        table (schema_changes, is_table_reset) ended it; a keyless row is live with the number of its
-        inserts less its deletes since the table's last reset, when that is above zero. A value the
-        deciding change left unavailable (unavailable_columns: an unchanged PostgreSQL TOAST value)
-        is the last value of that column any change of the key carried, null if none did. A row live
-        on one side only, or with another image or row_count, is a failure (delete markers are
-        cdc_history's closed versions, checked by its own tests). Under a `where` of the cdc
-        placeholders (spark__get_where_subquery), the change log is cut like the model, to the same
-        keys (tested_keys): a scheduled build replays the keys its batch touched. -#}
     {%- set keys = key_columns | join(', ') -%}
     with last_resets as (
         select source_system, database_name, table_name, max(change_order) as reset_order

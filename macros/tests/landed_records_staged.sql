@@ -1,17 +1,4 @@
 {% test landed_records_staged(model, staged) %}
-    {#- The reconciliation of one format, record by record: every raw record of `model` (a raw
-        table) that the builds have read is staged in `staged` (its base model) exactly once, as
-        one row with message_in_record 0, and every staged record is a raw record of the same
-        landing. Compared on Kafka coordinates and landing_seq, as counts, so a record staged
-        twice fails as well as one never staged. Raw records landed after the base model's
-        highest landing_seq await the next build and are not compared. When the base model
-        recorded its last batch (record_tested_batch; a scheduled build), both sides are cut to
-        it: the staged rows by tested_batch, the raw records by the batch's cursor alone (a
-        landing the build staged nothing of lies below the batch's least staged landing_seq,
-        and must still fail). Else, and with var `cdc_check_all`, every record. A cycle of
-        `cdc-lake build --tests-every` reconciles its own batch alone (`own_batch`): the other
-        data tests it defers read every pending batch at the next build that runs them. A record
-        set aside (cdc_set_aside_records) is not staged: it is left out of the landed side. -#}
     {%- set staged_cut = tested_batch(staged, own_batch=true) if execute else none -%}
     {%- set landed_cut = none -%}
     {%- if staged_cut is not none -%}

@@ -1,9 +1,4 @@
 {% test new_rejects(model) %}
-    {#- One row per reject that this dbt invocation added to the quarantine: rows of the table's
-        current Iceberg snapshot that are not in the last snapshot committed before the run
-        started (time travel), compared on the reject's identity. Rejects of earlier builds do
-        not count, so a build warns once per batch of bad records, not forever. Severity comes
-        from the yml (var `cdc_new_rejects_severity`). -#}
     {%- set key = ['source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'message_in_record',
                    'landing_seq'] -%}
     {%- set baseline = none -%}

@@ -1,11 +1,4 @@
 {% test numeric_values_in_range(model, image_column='image', types_column='column_types') %}
-    {#- Every value of a numeric MySQL column must be a well-formed number within its type: an
-        integer of its width (tinyint .. bigint, signed or unsigned; Kafka Connect int8 .. int64),
-        a year, a bit(n) value below 2^n, a decimal(p,s) with at most p - s integer digits and
-        exactly s fraction digits, no sign on an unsigned type (docs/canonical_values.md). A value
-        decoded wrongly (base64 bytes read from the text of a number, a double's exponent) fails
-        here in a user's own lake. One failing row per bad value, with its column, type and text.
-        Types come from `types_column` (map column -> source type); columns without one pass. -#}
     with sent_values as (
 
         select

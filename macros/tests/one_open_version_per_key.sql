@@ -1,6 +1,4 @@
 {% test one_open_version_per_key(model, key_columns) %}
-    {#- Fails for every key with more than one current version, and for every version whose
-        is_current flag disagrees with its open interval (is_current <=> valid_to is null). -#}
     with per_key as (
         select
             {{ key_columns | join(', ') }},

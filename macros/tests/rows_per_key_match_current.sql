@@ -1,9 +1,4 @@
 {% test rows_per_key_match_current(model, source_model, database_name, table_name) %}
-    {#- A typed current view holds each live key of cdc_current as many times as the row exists:
-        once for a table with a key, `row_count` times for a keyless table's identical rows (a
-        multiset, as `SELECT *` shows it). Fails for every key seen another number of times.
-        cdc_current is cut as the typed view is (get_where_subquery): under a cdc placeholder both
-        sides hold the same keys. -#}
     with found as (
 
         select

@@ -1,14 +1,4 @@
 {% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) %}
-    {#- dbt's failure count of a data test, or, when the test passed (or only warned) before on
-        exactly these inputs and this SQL (test_fingerprint equals the one its last pass
-        recorded), that result again without a query: 0 failures, or the count it warned with,
-        judged by this run's thresholds (at 1M the reconciliation's offset gaps warning took
-        1.5-2.4 s of every build with nothing landed). A test that runs leaves its fingerprint,
-        and for a test cut to a batch the views it reads (test_view_versions), in the
-        invocation's memo (pending_test_passes) for record_test_passes, which keeps them if the
-        test passes or warns. A test answered so is noted in the memo (answered_tests) for the
-        line report_shortcuts prints; with var `cdc_reuse_passes` false every test runs (and
-        records its pass anew). -#}
     {%- set fingerprint = test_fingerprint(main_sql, fail_calc, warn_if, error_if) -%}
     {%- set last = (last_test_pass(model.unique_id) or '').split(' ') -%}
     {%- if fingerprint is not none and fingerprint == last[0] and reuse_passes() -%}
@@ -31,11 +21,6 @@
 
 
 {% macro test_fingerprint(main_sql, fail_calc, warn_if, error_if) %}
-    {#- What a data test's result depends on, as one MD5: its SQL and thresholds, and the version of
-        every relation it reads (input_versions). None when the test must run whatever the
-        record says: var `cdc_check_all` is true, a command other than build/test/retry, failures
-        stored, SQL whose result may change on the same data (time, randomness), or an input whose
-        version cannot be read. -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry')
            or var('cdc_check_all') | string | lower == 'true' or should_store_failures()
            or modules.re.search('(?i)current_(timestamp|date)|\\bnow\\s*\\(|\\brand(n)?\\s*\\(|\\buuid\\s*\\(', main_sql) -%}
@@ -50,7 +35,6 @@
 
 
 {% macro last_test_pass(test_id) %}
-    {#- The fingerprint recorded at this test's last pass, or none. -#}
     {{ return(build_cache_get(test_pass_property(test_id))) }}
 {% endmacro %}
 
@@ -66,9 +50,6 @@
 
 
 {% macro test_view_versions() %}
-    {#- For a data test whose `where` cuts it to a batch (the cdc placeholders): one MD5 of the SQL
-        hash of every view it reads (input_versions, no query); none for any other test, or when
-        a view's hash is unknown. -#}
     {%- if not execute or '__cdc_batch' not in (config.get('where') or '') -%}
         {{ return(none) }}
     {%- endif -%}
@@ -78,48 +59,35 @@
 
 
 {% macro batch_cut_allowed() %}
-    {#- Whether a data test may read only the last batch (spark__get_where_subquery): it passed
-        before, and every view it reads has the SQL it had then. A view redefined since (a typed
-        view after a column type changed, or cdc_current with another retention) puts every row
-        under its new SQL, so the test reads every row, once. Rows that earlier passes checked
-        and that the pipeline wrote again are the batch's; a table damaged by hand outside the
-        batch's keys is left to the full check (`cdc_check_all`), as before. -#}
     {%- set recorded = build_cache_get(test_views_property(model.unique_id)) -%}
     {{ return(recorded is not none and recorded == test_view_versions()) }}
 {% endmacro %}
 
 
 {% macro pending_test_passes() %}
-    {#- test id -> {fingerprint, views} of the data tests this invocation ran (spark__get_test_sql),
-        kept in the invocation's memo (build_memo) until record_test_passes keeps those that
-        passed. In dbt's memory, not in Spark: with a query per test to leave it and one per test
-        to clear it, the on-run-end of a 1,000-record build at 1M took 2.8 s (now 0.2 s). -#}
     {{ return(build_memo().setdefault('pending_test_passes', {})) }}
 {% endmacro %}
 
 
 {% macro record_test_passes(results) %}
-    {#- on-run-end: records, in one commit, the fingerprint (and views, test_view_versions) of every
-        data test that ran in this invocation and passed (pending_test_passes), and of every one
-        that warned, with its failure count (no views). A test that failed or errored records
-        nothing, so it runs again next time; so does one whose record is lost (a killed build).
-        The same commit keeps the key counts the tests asked for (tested_key_counts) when they
-        changed, the batch floors computed (batch_floor), and the entries models computed while
-        they compiled (pending_build_cache_entries: typed column lists), also after `dbt run`. -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry', 'run') -%}
         {{ return('') }}
     {%- endif -%}
-    {#- what models computed while they compiled (typed_columns), written here, not by the compile -#}
-    {%- set entries = dict(pending_build_cache_entries()) -%}
-    {#- the key counts this invocation's tests read, when they are not what the cache holds -#}
-    {%- set counts = build_memo().get('tested_key_counts') -%}
-    {%- if counts and counts['used'] and counts['used'] != counts['known'] -%}
-        {%- do entries.update({tested_key_counts_property(): tojson(counts['used'])}) -%}
-    {%- endif -%}
-    {#- the batch floors this invocation computed (batch_floor) -#}
-    {%- for key, floor in (build_memo().get('batch_floors') or {}).items() if floor.get('new') -%}
-        {%- do entries.update({key: tojson({'version': floor['version'], 'floor': floor['floor']})}) -%}
+    {#- what nodes computed while they compiled (typed column lists, batch floors, key counts),
+        from the notes in their SQL (cache_notes): a compile writes nothing -#}
+    {%- set entries = {} -%}
+    {%- set counts = {} -%}
+    {%- for key, value in cache_notes(results) -%}
+        {%- if key == tested_key_counts_property() -%}
+            {%- do counts.update(value) -%}
+        {%- else -%}
+            {%- do entries.update({key: tojson(value)}) -%}
+        {%- endif -%}
     {%- endfor -%}
+    {#- the key counts this invocation's tests read, when they are not what the cache holds -#}
+    {%- if counts and counts != fromjson(build_cache_get(tested_key_counts_property()) or '{}') -%}
+        {%- do entries.update({tested_key_counts_property(): tojson(counts)}) -%}
+    {%- endif -%}
     {%- set pending = pending_test_passes() -%}
     {%- for result in results
            if result.node.resource_type == 'test' and result.status in ('pass', 'warn')
@@ -141,34 +109,21 @@
 
 
 {% macro reuse_passes() %}
-    {#- Whether this invocation may take the two shortcuts of a build on unchanged inputs: answer a
-        data test from its recorded pass (spark__get_test_sql) and keep a seed table as loaded
-        (spark__reset_csv_table). Var `cdc_reuse_passes` (default true); false runs every data
-        test and reloads every seed, and records what it sees anew. -#}
     {{ return(var('cdc_reuse_passes') | string | lower != 'false') }}
 {% endmacro %}
 
 
 {% macro answered_tests() %}
-    {#- test id -> fingerprint of the data tests this invocation answered from their recorded pass,
-        without a query (spark__get_test_sql), in the invocation's memo (build_memo). -#}
     {{ return(build_memo().setdefault('answered_tests', {})) }}
 {% endmacro %}
 
 
 {% macro kept_seeds() %}
-    {#- seed id -> true for the seeds whose tables this invocation kept as loaded
-        (spark__reset_csv_table), in the invocation's memo (build_memo); spark__load_csv_rows
-        inserts nothing into them. -#}
     {{ return(build_memo().setdefault('kept_seeds', {})) }}
 {% endmacro %}
 
 
 {% macro report_shortcuts(results) %}
-    {#- on-run-end: one info line of a `dbt build`, `dbt test` or `dbt retry` saying how many of its
-        data tests were answered from a recorded pass (answered_tests) and how many of its seeds
-        were kept as loaded (kept_seeds), and how to have them all run: a build that shows PASS
-        for a test it did not query says so where the user reads it. -#}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}
         {{ return('') }}
     {%- endif -%}

@@ -1,14 +1,4 @@
 {% test typed_values_preserved(model, source_model, database_name, table_name, join_columns) %}
-    {#- A typed model must not lose a value: every non-null value in the source model's `image`
-        must give a non-null typed column (a failed try_cast gives null). One failing row per lost
-        value, with the column, its Spark type and the text that did not cast. `join_columns`
-        match a typed row to its source row. The typed rows are joined to their source rows once,
-        then `stack` makes one row per column (a union of one join per column made a plan as wide
-        as the table: seconds of planning on twenty columns). A check row by row: under the
-        marts' `where: __cdc_batch__` a scheduled build reads the rows its last batch wrote, on
-        both the typed model and the source rows (tested_batch: through the views to
-        cdc_history's batch); every row after a first or full build, or when a view it reads
-        was redefined. -#}
     {%- set columns = typed_columns(database_name, table_name) -%}
     {%- set join_condition = [] -%}
     {%- for column in join_columns -%}

@@ -1,5 +1,4 @@
 {% test unique_combination(model, combination) %}
-    {#- Fails for every combination of the `combination` columns that occurs more than once. -#}
     {%- if combination is string or combination | length == 0 -%}
         {{ exceptions.raise_compiler_error("unique_combination: combination must be a list of column names") }}
     {%- endif -%}

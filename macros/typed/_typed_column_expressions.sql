@@ -1,5 +1,4 @@
 {% macro _typed_column_expressions(columns, image) %}
-    {#- One `cast(...) as alias` select expression per typed column, read from the `image` map. -#}
     {%- set expressions = [] -%}
     {%- for column in columns -%}
         {%- do expressions.append(

@@ -1,6 +1,4 @@
 {% macro _typed_metadata_columns() %}
-    {#- Names the typed models use for their own columns; a source column with one of these names
-        is renamed with the suffix `_src`. -#}
     {{- return([
         'version_id', 'source_system', 'row_key', 'op', 'commit_ts', 'change_order', 'change_id',
         'valid_from', 'valid_to', 'is_current', 'closed_by_delete', 'last_landing_seq',

@@ -1,11 +1,4 @@
 {% macro typed_columns(database_name, table_name) %}
-    {#- The typed columns of one source table, in order, as a list of dicts
-        {column_name, spark_type, mysql_type}, read from the cdc_typed_columns model while the
-        calling model is built (so a column added at the source appears at the next build).
-        Raises a compiler error when the table is not listed in the cdc_tables seed. Returns an
-        empty list at parse time and while cdc_typed_columns does not exist yet (a fresh lake,
-        `dbt compile` or `dbt docs generate` before the first build). Unit tests override it with
-        a fixed list (`overrides: macros: typed_columns: [...]`). -#}
     {%- for name in [database_name, table_name] -%}
         {%- if name is not string or not name -%}
             {{ exceptions.raise_compiler_error(
@@ -57,10 +50,19 @@
             'mysql_type': row['mysql_type'],
         }) -%}
     {%- endfor -%}
-    {%- if inputs is not none -%}
-        {#- kept for the on-run-end's one commit (record_test_passes): a compile writes nothing -#}
-        {%- do pending_build_cache_entries().update(
-            {cache_key: tojson({'inputs': local_md5(inputs | join('\n')), 'columns': columns})}) -%}
-    {%- endif -%}
     {{ return(columns) }}
+{% endmacro %}
+
+
+{% macro typed_columns_note(database_name, table_name, columns) %}
+    {%- if not execute or load_relation(ref('cdc_typed_columns')) is none -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set inputs = input_versions(['model.' ~ project_name ~ '.cdc_typed_columns']) -%}
+    {%- set key = 'cdc_lake.typed_columns.' ~ database_name ~ '.' ~ table_name -%}
+    {%- set entry = {'inputs': local_md5(inputs | join('\n')), 'columns': columns} if inputs is not none else none -%}
+    {%- if entry is none or fromjson(build_cache_get(key) or '{}') == entry -%}
+        {{ return('') }}
+    {%- endif -%}
+    {{ return(cache_note(key, entry)) }}
 {% endmacro %}

@@ -1,14 +1,4 @@
 {% macro history_key_classes(touched_keys, table_resets, watermark, resets_landed=false, broadcast_keys=false) %}
-    {#- How a build of cdc_history plays each key it writes: one row per key with is_late, its
-        batch_landing_seq and last_built_ts (the latest commit time of its built changes, where
-        an appended key's played changes carry on from).
-        Appended (is_late false): every new change of the key is ordered after the key's built
-        changes and after its table's last reset; its new changes are played after its latest
-        version. Late (true): a new change is ordered at or before a built change, or before its
-        table's last reset, or a reset landed in this batch follows a change of the key; its
-        whole history is replayed from the change log. Keys only such a reset reaches (no new
-        change) are late too. The history of cdc_changelog is read in four narrow columns. A
-        full build plays every key as late. -#}
     {%- set keys = cdc_row_key_columns() -%}
     {%- set key_columns = keys | join(', ') -%}
     {%- if not is_incremental() -%}

@@ -1,10 +1,4 @@
 {% macro play_table_resets(changes, table_resets) %}
-    {#- Every change of `changes` (shape history_changes), and after each key's last change
-        before a table reset (TRUNCATE / DROP TABLE), that reset as one more change of the key:
-        op `t`, no image, no row delta, the latest batch and running commit time of the key's
-        changes before it. It ends the row like a delete if the row is still live then. One pass
-        over the changes, each copied for its reset by `lateral view explode` (a union with the
-        resets selected apart would compute every change twice: Spark inlines a CTE at each use). -#}
     {%- set keys = cdc_row_key_columns() -%}
     {%- set reset_row = {
         'source_format': 'changes.reset_source_format', 'primary_key': 'null', 'op': "'t'", 'image': 'null',

@@ -1,11 +1,4 @@
 {% macro resolve_unavailable_values(changes) %}
-    {#- Each change of `changes` (shape history_changes) once, its unavailable values (an unchanged
-        PostgreSQL TOAST value, the other columns of a key-only delete: unavailable_columns) filled
-        in with the key's last known value of the column in source order, from the latest change
-        up to it that carried the column (a reset carries none; neither does a keyless row's image,
-        which is its identity). A column no earlier change carried stays null and is named in the
-        added column unknown_columns. Keys whose changes leave nothing unavailable (most) pass
-        with one row per change through the steps. -#}
     {%- set keys = cdc_row_key_columns() -%}
     {%- set key_columns = keys | join(', ') -%}
 with unavailable_in_key as (
