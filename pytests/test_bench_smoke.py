@@ -70,6 +70,8 @@ def test_schedule_scale_times_every_step_and_renders_its_section(spark, tmp_path
     assert all(len(result["seconds"][step]) == 1 for step in ("noop_build", "small_batch_build", "incremental_build"))
     assert 0 < result["small_batch_records"] <= result["increment_records"]
     assert "cdc_history" in result["nodes"]["small_batch_build"]
+    # the statements each build sent to Spark, counted from dbt's events: a batch costs more than none
+    assert 0 < result["statements"]["noop_build"] < result["statements"]["small_batch_build"]
     cpu = result["cpu"]["small_batch_build"]  # the build's CPU by where it went
     assert cpu["python"] > 0 and cpu["tasks"] > 0 and cpu["jit"] + cpu["gc"] + cpu["other"] > 0
     section = report.read_text()

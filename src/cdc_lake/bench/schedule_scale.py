@@ -99,6 +99,8 @@ def measure(changes: int, work: Path, runs: int, spark: SparkSession | None = No
         "increment_records": wl.increment_records,
         "small_batch_records": result.counts.get("raw_small_batch", 0),
         "seconds": {label: [round(m["seconds"], 1) for m in ms] for label, ms in result.steps.items()},
+        # statements dbt sent to Spark per step (the same in every run of a step)
+        "statements": {label: ms[0].get("statements") for label, ms in result.steps.items()},
         "heap_peak_mb": max(m["heap_peak_mb"] for ms in result.steps.values() for m in ms),
         # CPU seconds per step and kind (probes.Measurement.cpu_seconds), medians of the runs
         "cpu": {
@@ -155,13 +157,15 @@ def verdicts(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def render(results: dict[str, dict[str, Any]]) -> str:
     sizes = sorted(results.values(), key=lambda r: r["changes"])
-    rows = ["| step | " + " | ".join(f"{r['label']} (median of {r['runs']}, s)" for r in sizes) + " |",
+    rows = ["| step | " + " | ".join(f"{r['label']} (median of {r['runs']}, s; statements)" for r in sizes) + " |",
             "|---|" + "---:|" * len(sizes)]  # fmt: skip
     for step, label in STEPS.items():
         cells = []
         for r in sizes:
             values = r["seconds"].get(step, [])
-            cells.append(f"{statistics.median(values):.1f} ({', '.join(f'{v:.1f}' for v in values)})" if values else "")
+            statements = (r.get("statements") or {}).get(step)
+            median = f"{statistics.median(values):.1f} ({', '.join(f'{v:.1f}' for v in values)})"
+            cells.append((median + (f"; {statements}" if statements else "")) if values else "")
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     runs = "; ".join(
         f"{r['label']}: `{r['command']}`, {r['finished_at']}, commit {r['commit']}, history {r['history_records']:,} "

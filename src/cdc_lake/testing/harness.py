@@ -48,15 +48,18 @@ def run_checked(args: Sequence[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def invoke_dbt(project_dir: Path, args: Sequence[str], expect_success: bool = True) -> Any:
+def invoke_dbt(
+    project_dir: Path, args: Sequence[str], expect_success: bool = True, callbacks: Sequence[Any] = ()
+) -> Any:
     """Run a dbt command in-process on `project_dir` (dbt's `session` method reuses this process's
-    Spark session); returns dbt's result, raises DbtFailure naming the failed nodes unless told not to."""
+    Spark session); returns dbt's result, raises DbtFailure naming the failed nodes unless told not to.
+    `callbacks` receive every event dbt fires (dbtRunner's)."""
     from dbt.cli.main import dbtRunner
 
     cwd = os.getcwd()
     os.chdir(project_dir)
     try:
-        result = dbtRunner().invoke([*args, "--project-dir", str(project_dir)])
+        result = dbtRunner(callbacks=list(callbacks)).invoke([*args, "--project-dir", str(project_dir)])
     finally:
         os.chdir(cwd)
     if expect_success and not result.success:
