@@ -25,12 +25,22 @@ class DbtProject:
     target_path: Path
     schema: str
     raw_schema: str
+    # statements the last command sent to Spark: dbt's SQLQuery events, one per statement it runs
+    # (a hook, a catalog read, a write; a noop statement sends none)
+    statements: int = 0
 
     def invoke(self, *args: str) -> Any:
         """Run a dbt command; returns dbt's result object, raises DbtFailure when it fails."""
         os.environ["CDC_LAKE_SCHEMA"] = self.schema
         os.environ["CDC_LAKE_RAW_SCHEMA"] = self.raw_schema
-        return invoke_dbt(self.project_dir, [*args, "--target-path", str(self.target_path), "--quiet"])
+        self.statements = 0
+
+        def count(event: Any) -> None:
+            if event.info.name == "SQLQuery":
+                self.statements += 1
+
+        return invoke_dbt(self.project_dir, [*args, "--target-path", str(self.target_path), "--quiet"],
+                          callbacks=[count])
 
 
 def node_results(result: Any) -> list[Any]:

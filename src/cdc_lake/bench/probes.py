@@ -44,6 +44,8 @@ class Measurement:
     # CPU seconds: `python` the benchmark's process (dbt's Python), the others the driver JVM's
     # threads (servers.processes.cpu_by_kind: total, tasks, jit, gc, other)
     cpu_seconds: dict[str, float] = field(default_factory=dict)
+    # statements dbt sent to Spark in the step (DbtProject.statements), when it ran dbt
+    statements: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

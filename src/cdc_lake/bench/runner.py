@@ -106,9 +106,11 @@ class SizeBench:
     # -- helpers -----------------------------------------------------------------------------
 
     def _timed(self, result: SizeResult, label: str, action: Callable[[], Any], rows: int | None = None) -> Any:
+        self.project.statements = self.peer_project.statements = 0
         with self.probe.measure(label) as m, jobs.tagged(self.spark) as counts:
             outcome = action()
         m.rows = rows
+        m.statements = (self.project.statements + self.peer_project.statements) or None
         nodes = node_seconds(outcome) if outcome is not None and hasattr(outcome, "result") else None
         result.add(m, nodes)
         if nodes and label not in result.profile:
