@@ -19,7 +19,7 @@ With --tests-every T, the builds between two with every data test are cycles: ev
 and the reconciliation of each raw table's batch against what its base model staged, record by
 record (selector `scheduled_cycle`; var `cdc_defer_tests` marks their batches pending). A build
 with every data test runs first, then again whenever the last began T seconds ago or more; its tests
-check every batch the cycles wrote since (macro record_tested_batch). A cycle costs the models and
+check every batch the cycles wrote since (macro record_tested_batch_sql). A cycle costs the models and
 the reconciliation alone, so changes show sooner (docs/scheduled_builds.md, "Cycles and the data
 tests' cadence").
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
