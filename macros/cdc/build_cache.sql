@@ -56,6 +56,11 @@
 {% endmacro %}
 
 
+{% macro without_cache_notes(sql) %}
+    {{ return(modules.re.sub(' /\\* cdc_lake cache: .*? \\*/', '', sql)) }}
+{% endmacro %}
+
+
 {% macro cache_notes(results) %}
     {%- set found = [] -%}
     {%- for result in results if result.status not in ('error', 'skipped') -%}

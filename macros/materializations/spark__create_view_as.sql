@@ -1,5 +1,5 @@
 {% macro spark__create_view_as(relation, sql) -%}
-    {%- set sql_hash = local_md5(sql) -%}
+    {%- set sql_hash = local_md5(without_cache_notes(sql)) -%}
     {%- if execute and not should_full_refresh() and view_sql_hash(relation) == sql_hash -%}
         {{ return("select 'view " ~ relation ~ " unchanged' as skipped") }}
     {%- endif -%}

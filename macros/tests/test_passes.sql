@@ -30,7 +30,7 @@
     {%- if versions is none or versions | length == 0 -%}
         {{ return(none) }}
     {%- endif -%}
-    {{ return(local_md5(versions | join('\n') ~ '\n' ~ [fail_calc, warn_if, error_if] | join('|') ~ '\n' ~ main_sql)) }}
+    {{ return(local_md5(versions | join('\n') ~ '\n' ~ [fail_calc, warn_if, error_if] | join('|') ~ '\n' ~ without_cache_notes(main_sql))) }}
 {% endmacro %}
 
 

@@ -143,7 +143,7 @@
 
 {% macro tested_keys_are_few(tested) %}
     {%- set counts = tested_key_counts() -%}
-    {%- set name = local_md5(tested) -%}
+    {%- set name = local_md5(without_cache_notes(tested)) -%}
     {%- if name not in counts['used'] -%}
         {%- set known = counts['known'].get(name) -%}
         {%- do counts['used'].update({name: known if known is not none else
@@ -199,7 +199,8 @@
             {#- the plain relation: tests that read it by name (time travel, metadata) still work -#}
             {{ return(relation) }}
         {%- endif -%}
-        {%- if tested is not none and where | trim == '__cdc_batch_keys__' and tested_keys_are_few(tested) -%}
+        {%- set counted = tested is not none and where | trim == '__cdc_batch_keys__' -%}
+        {%- if counted and tested_keys_are_few(tested) -%}
             {%- do log('cdc_lake: ' ~ model.name ~ ': reads ' ~ relation.identifier ~ ' cut to the keys of the last batch', info=true) -%}
             {{ return(batch_keys_semi_join(relation, tested) ~ key_count_note(tested)) }}
         {%- endif -%}
@@ -213,11 +214,12 @@
             | replace('__cdc_batch__', 'true' if batch is none else batch) -%}
     {%- endif -%}
     {#- no alias (Spark names a bare subquery itself), so a test may give it one: `{{ model }} as x` -#}
-    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ')') }}
+    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ')' ~ (key_count_note(tested) if counted else '')) }}
 {% endmacro %}
 
 
 {% macro key_count_note(tested) %}
     {%- set counts = tested_key_counts() -%}
-    {{ return(cache_note(tested_key_counts_property(), {local_md5(tested): counts['used'][local_md5(tested)]})) }}
+    {%- set name = local_md5(without_cache_notes(tested)) -%}
+    {{ return(cache_note(tested_key_counts_property(), {name: counts['used'][name]})) }}
 {% endmacro %}
