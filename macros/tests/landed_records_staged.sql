@@ -27,7 +27,7 @@
             landing_seq,
             count(*) as landed_records
         from {{ model }} as raw_records
-        {#- set aside after it made a build fail: a reject of int_raw_records_unioned, never staged -#}
+        {# set aside after it made a build fail: a reject of int_raw_records_unioned, never staged #}
         left anti join {{ source('cdc_raw', 'cdc_set_aside_records') }} as set_aside
             on
                 raw_records.kafka_topic = set_aside.kafka_topic
