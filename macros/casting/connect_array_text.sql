@@ -3,7 +3,7 @@
     transform(
         array(named_struct(
             'items', {{ items }},
-            'elements', from_json({{ value }}, 'array<string>'),
+            'elements', from_json({{ value }}, 'array<string>', {{ json_read_options() }}),
             'tokens', regexp_extract_all({{ value }}, {{ token }}, 0)
         )),
         ca -> transform(

@@ -5,6 +5,6 @@
             else concat('{', {{ column }})
         end,
         '{{ schema }}',
-        map('columnNameOfCorruptRecord', '_corrupt')
+        {{ json_read_options({'columnNameOfCorruptRecord': '_corrupt'}) }}
     )
 {% endmacro %}

@@ -19,12 +19,12 @@
 
 
 {% macro without_set_aside_records(fmt, watermark) %}
-    {#- the register by name, not source(): the model reads it at compile time only, and a unit
-        test of the model would otherwise need it as an input -#}
     {%- set register = api.Relation.create(schema=raw_schema(), identifier='cdc_set_aside_records') -%}
-    {#- `show tables` asks the metastore alone (load_relation describes every table of the schema) -#}
-    {%- if not execute or run_query(
-            "show tables in " ~ raw_schema() ~ " like 'cdc_set_aside_records'") | length == 0 -%}
+    {#- `show tables` asks the metastore alone (load_relation describes every table of the schema).
+        A build's on-run-start made the raw schema; a compile (sqlfluff's too) on a new lake asks first -#}
+    {%- if not execute
+           or (flags.WHICH not in ('run', 'build', 'retry') and not adapter.check_schema_exists(none, raw_schema()))
+           or run_query("show tables in " ~ raw_schema() ~ " like 'cdc_set_aside_records'") | length == 0 -%}
         {{ return('true') }}
     {%- endif -%}
     {%- set found = run_query(

@@ -22,6 +22,10 @@ with every data test runs first, then again whenever the last began T seconds ag
 check every batch the cycles wrote since (macro record_tested_batch_sql). A cycle costs the models and
 the reconciliation alone, so changes show sooner (docs/scheduled_builds.md, "Cycles and the data
 tests' cadence").
+With --add-tables PATTERN (and --exclude-tables), what `cdc-lake add-tables` does precedes each
+build (cdc_lake.add_tables): the lake's tables that match and have no typed models yet get them,
+in this process's session, so a table that appears in the stream is typed from the build after
+the one that brought it (each build parses the project, new model files included).
 Each build is a line on stdout and, with --log, two JSON lines (its start, then its end with the
 status, seconds and slowest nodes); what follows it (the upkeep or `cdc_compact_latest`) one more.
 A failed build does not stop the schedule: the next one picks up what it left, as a scheduler's
@@ -44,7 +48,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdc_lake.add_tables import TablePatterns
 
 EXIT_SPARK_GONE = 3
 SLOWEST_LOGGED = 8  # nodes named in each build's log line, slowest first
@@ -93,7 +100,8 @@ class Schedule:
 
     def __init__(self, project_dir: Path, dbt_args: Sequence[str], every: float | None, times: int | None,
                  log: Path | None, echo: Callable[[str], None] = print, upkeep: Upkeep | None = None,
-                 latest_max_files: int | None = None, tests_every: float | None = None) -> None:
+                 latest_max_files: int | None = None, tests_every: float | None = None,
+                 table_patterns: TablePatterns | None = None) -> None:
         self.project_dir = project_dir
         self.dbt_args = list(dbt_args)
         self.every = every
@@ -106,6 +114,8 @@ class Schedule:
         self.latest_max_files = latest_max_files
         self.stop = threading.Event()
         self.last_result: Any = None  # dbt's result of the last build
+        self.table_patterns = table_patterns  # --add-tables: tables to expose before each build
+        self.skips_said: set[tuple[str, str]] = set()  # tables add_tables_once skipped and said so
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.log is not None:
@@ -136,6 +146,37 @@ class Schedule:
         if self.tests_every is None or self.tested_at is None:
             return False
         return time.monotonic() - self.tested_at < self.tests_every
+
+    def add_tables_once(self) -> None:
+        """Before a build: expose the lake's tables that match `table_patterns` and have no typed
+        models yet (cdc_lake.add_tables), in this process's session, so the build parses and builds
+        them. Said and logged when it added a table or skipped a new one (each skip once); a failure
+        is said and leaves the build to run as it would have."""
+        from cdc_lake.add_tables import ALREADY_EXPOSED, add_lake_tables
+        from cdc_lake.spark import get_spark
+
+        assert self.table_patterns is not None
+        started = time.time()
+        try:
+            outcome = add_lake_tables(get_spark("cdc-lake build"), self.project_dir, self.table_patterns)
+        except Exception as error:  # noqa: BLE001 - the build runs on the models it has
+            self.echo(f"cdc-lake build: adding tables failed: {error}"[:2000])
+            self._write({"event": "add_tables", "pid": os.getpid(), "at": time.time(), "error": str(error)[:2000]})
+            return
+        if outcome is None:
+            return  # no build has made cdc_source_columns yet
+        skipped = {f"{d}.{t}": why for (d, t), why in outcome.skipped.items()
+                   if why != ALREADY_EXPOSED and (d, t) not in self.skips_said}
+        self.skips_said |= outcome.skipped.keys()
+        if not outcome.added and not skipped:
+            return
+        added = [f"{d}.{t}" for d, t in outcome.added]
+        self._write({"event": "add_tables", "pid": os.getpid(), "at": time.time(),
+                     "seconds": round(time.time() - started, 1), "added": added, "skipped": skipped})
+        if added:
+            self.echo(f"cdc-lake build: exposed {len(added)} new table(s): {', '.join(added)}")
+        for name, why in skipped.items():
+            self.echo(f"cdc-lake build: not exposing {name}: {why}")
 
     def build_once(self, number: int) -> int:
         """One `dbt build` in this process, in the lake's dbt turn; dbt's exit status (0, 1, 2)."""
@@ -240,6 +281,8 @@ class Schedule:
             while True:
                 began = time.monotonic()
                 number += 1
+                if self.table_patterns is not None:
+                    self.add_tables_once()  # the tables the last build (or a schedule before) brought
                 status = self.build_once(number)
                 if status != 0 and spark_is_gone():
                     self.echo("cdc-lake build: Spark's JVM is gone; exiting for a restart")
@@ -337,6 +380,13 @@ def main(args: argparse.Namespace) -> int:
     if args.latest_max_files is not None and (args.upkeep_every is None or args.latest_max_files < 1):
         print("cdc-lake build: --latest-max-files takes a positive number, with --upkeep-every", file=sys.stderr)
         return 2
+    if args.exclude_tables and not args.add_tables:
+        print("cdc-lake build: --exclude-tables goes with --add-tables", file=sys.stderr)
+        return 2
+    if args.add_tables and dbt_target(dbt_args) != "local":
+        print("cdc-lake build: --add-tables reads the lake in this process's Spark session: target local only",
+              file=sys.stderr)
+        return 2
     if dbt_target(dbt_args) == "local":
         from cdc_lake.spark import get_spark
 
@@ -353,5 +403,11 @@ def main(args: argparse.Namespace) -> int:
         from cdc_lake.env import lake_dir, model_schema
 
         upkeep = Upkeep(args.upkeep_every, args.expire_args, lake_dir() / f"upkeep-{model_schema()}.last")
+    patterns = None
+    if args.add_tables:
+        from cdc_lake.add_tables import TablePatterns
+
+        patterns = TablePatterns(tuple(args.add_tables), tuple(args.exclude_tables or ()))
     return Schedule(project_dir, dbt_args, args.every, args.times, log, upkeep=upkeep,
-                    latest_max_files=args.latest_max_files, tests_every=args.tests_every).run()
+                    latest_max_files=args.latest_max_files, tests_every=args.tests_every,
+                    table_patterns=patterns).run()

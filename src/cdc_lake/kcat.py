@@ -212,6 +212,12 @@ def read_records(
 KCAT_LINE_SCHEMA = (
     "topic string, partition int, offset bigint, ts bigint, key string, payload string, headers array<string>"
 )
+# Spark's JSON reader (Jackson) refuses a JSON string longer than 20,000,000 characters unless
+# `maxStringLen` raises the cap: a kcat line whose payload is longer (a record of a 10 MB value
+# in most formats) was left to `parse_kcat_line`, its text shipped from Python into the driver
+# (landing 10 MB values peaked at 3.6 GB of a 4 GB heap). Lifted to Java's largest string, as the
+# base models' from_json does (macros/parsing/json_read_options.sql).
+KCAT_JSON_OPTIONS = {"allowSingleQuotes": "false", "maxStringLen": "2147483647"}
 
 # A parsed line Spark vouches for: a JSON object that starts with its topic, a string, and has
 # a partition and an offset of the right types; the payload last, a string or null (kcat prints
@@ -373,7 +379,7 @@ def _parsed_lines(spark: SparkSession, names: list[str]) -> DataFrame:
             F.col("_metadata.file_path").alias("file_path"),
             F.col("_metadata.file_block_start").alias("block_start"),
             F.monotonically_increasing_id().alias("row_id"),
-            F.from_json("value", KCAT_LINE_SCHEMA, {"allowSingleQuotes": "false"}).alias("r"),
+            F.from_json("value", KCAT_LINE_SCHEMA, KCAT_JSON_OPTIONS).alias("r"),
         )
         .select(
             "file_path",
@@ -431,7 +437,7 @@ def _json_records(spark: SparkSession, names: list[str], narrow: DataFrame | Non
     from pyspark.sql import functions as F
 
     records = (
-        spark.read.schema(KCAT_LINE_SCHEMA).options(allowSingleQuotes="false", mode="FAILFAST").json(names)
+        spark.read.schema(KCAT_LINE_SCHEMA).options(**KCAT_JSON_OPTIONS, mode="FAILFAST").json(names)
         .where("topic != '' and partition >= 0 and offset >= 0")
         .select(
             *_kafka_columns(""),

@@ -22,13 +22,18 @@ import io
 import re
 import shlex
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from cdc_lake.env import PROJECT_DIR, model_schema
 from cdc_lake.sqltext import qualified_name, sql_string
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 MODEL_NAME_RE = re.compile(r"^[a-z0-9_]+$")
 # dbt renders Jinja in model files and yml: a name with braces or control characters cannot be written safely
@@ -50,6 +55,7 @@ SPARK_TYPE_RE = re.compile(r"^[A-Za-z_]+( *\( *[0-9]+ *(, *[0-9]+ *)?\))?$")
 SEED_HEADER = ["database_name", "table_name", "column_types"]
 TABLES_DIR = Path("models") / "marts" / "tables"
 SEED_PATH = Path("seeds") / "cdc_tables.csv"
+MAX_FILE_NAME_BYTES = 255  # Linux's; a model's yml is the longest of its files (`_<base>__models.yml`)
 # Keep in step with the _typed_metadata_columns macro.
 METADATA_COLUMNS = {
     "version_id",
@@ -75,6 +81,9 @@ class SourceColumn:
     mysql_type: str | None
     spark_type: str
     is_primary_key: bool
+
+
+TableColumns = dict[tuple[str, str], list[SourceColumn]]  # by (database, table)
 
 
 @dataclass
@@ -172,25 +181,34 @@ def update_seed(path: Path, database: str, table: str, column_types: dict[str, s
     return True
 
 
+def typed_columns(spark: SparkSession, databases: Iterable[str] | None = None) -> TableColumns | None:
+    """The columns of the lake's tables from `cdc_typed_columns` (of `databases` only, when given),
+    by (database, table), in column order; None when the lake has no such view yet."""
+    relation = qualified_name(model_schema(), "cdc_typed_columns")
+    if not spark.catalog.tableExists(relation):
+        return None
+    frame = spark.table(relation)
+    if databases is not None:
+        listed = ", ".join(sql_string(database) for database in sorted(set(databases)))
+        frame = frame.where(f"database_name in ({listed})" if listed else "false")
+    result: TableColumns = {}
+    for r in frame.orderBy("database_name", "table_name", "column_position").collect():
+        result.setdefault((r.database_name, r.table_name), []).append(
+            SourceColumn(r.column_name, r.mysql_type, r.spark_type, bool(r.is_primary_key))
+        )
+    return result
+
+
 def lake_columns(database: str, table: str) -> list[SourceColumn] | None:
     """The table's columns from the lake's `cdc_typed_columns`, or None when the lake cannot tell."""
     try:
         from cdc_lake.spark import get_spark
 
-        spark = get_spark("cdc-lake add-table")
-        relation = qualified_name(model_schema(), "cdc_typed_columns")
-        if not spark.catalog.tableExists(relation):
-            return None
-        rows = (
-            spark.table(relation)
-            .where(f"database_name = {sql_string(database)} and table_name = {sql_string(table)}")
-            .orderBy("column_position")
-            .collect()
-        )
+        by_table = typed_columns(get_spark("cdc-lake add-table"), [database])
     except Exception as exc:  # noqa: BLE001 - any failure only means "no column list"
         print(f"cdc-lake add-table: could not read the lake ({type(exc).__name__}); columns not listed")
         return None
-    return [SourceColumn(r.column_name, r.mysql_type, r.spark_type, bool(r.is_primary_key)) for r in rows]
+    return None if by_table is None else by_table.get((database, table), [])
 
 
 class _Flow(list[str]):
@@ -345,22 +363,43 @@ def model_sql(kind: str, database: str, table: str) -> str:
     return f"{{{{ typed_{kind}({jinja_string(database)}, {jinja_string(table)}) }}}}\n"
 
 
+def name_problem(database: str, table: str, listed: Iterable[tuple[str, str]]) -> str | None:
+    """Why DATABASE.TABLE cannot have typed models beside the tables in `listed` (those of the
+    cdc_tables seed), or None: a name dbt cannot take, a file name too long, or a model name that is
+    already another table's (`Shop.Orders` and `shop.orders` are both `shop__orders`)."""
+    for label, name in (("DATABASE", database), ("TABLE", table)):
+        if not name or UNWRITABLE_NAME_RE.search(name):
+            return f"{label} {name!r}: must be non-empty, without braces or control characters"
+    base = model_base(database, table)
+    if len(f"_{base}__models.yml".encode()) > MAX_FILE_NAME_BYTES:
+        return f"the model name {base} is too long for a file name"
+    for other in listed:
+        if other != (database, table) and model_base(*other) == base:
+            return f"the model name {base} is already {other[0]}.{other[1]}'s"
+    return None
+
+
 def add_table(
     database: str,
     table: str,
     project_dir: Path = PROJECT_DIR,
     column_types: dict[str, str] | None = None,
     read_lake: bool = True,
+    columns: list[SourceColumn] | None = None,
 ) -> AddTableResult:
-    """List DATABASE.TABLE in the config and write its typed models and their yml."""
-    for label, name in (("DATABASE", database), ("TABLE", table)):
-        if not name or UNWRITABLE_NAME_RE.search(name):
-            raise ValueError(f"{label} {name!r}: must be non-empty, without braces or control characters")
-    seed_changed = update_seed(project_dir / SEED_PATH, database, table, column_types)
+    """List DATABASE.TABLE in the config and write its typed models and their yml. `columns`: the
+    table's columns when the caller has read them already (`cdc-lake add-tables` reads every new
+    table's in one query); the lake is then not read again. Raises ValueError (see name_problem)."""
+    seed = project_dir / SEED_PATH
+    problem = name_problem(database, table, ((r["database_name"], r["table_name"]) for r in seed_rows(seed)))
+    if problem:
+        raise ValueError(problem)
+    seed_changed = update_seed(seed, database, table, column_types)
     tables_dir = project_dir / TABLES_DIR
     tables_dir.mkdir(parents=True, exist_ok=True)
     base = model_base(database, table)
-    columns = lake_columns(database, table) if read_lake else None
+    if columns is None and read_lake:
+        columns = lake_columns(database, table)
     files = {
         tables_dir / f"{base}_current.sql": model_sql("current", database, table),
         tables_dir / f"{base}_history.sql": model_sql("history", database, table),

@@ -14,6 +14,7 @@ import argparse
 
 from cdc_lake.cli import (
     add_table,
+    add_tables,
     build,
     cluster,
     consume,
@@ -30,7 +31,9 @@ from cdc_lake.cli.land import EXIT_BAD_LINES, EXIT_CONFLICTS, EXIT_WRONG_FORMAT
 
 __all__ = ["COMMANDS", "EXIT_BAD_LINES", "EXIT_CONFLICTS", "EXIT_WRONG_FORMAT", "build_parser", "main"]
 
-COMMANDS = (land, unland, consume, build, set_aside, generate, add_table, sql, metastore, verify, kafka, cluster)
+COMMANDS = (
+    land, unland, consume, build, set_aside, generate, add_table, add_tables, sql, metastore, verify, kafka, cluster
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cdc_lake import build_loop
+from cdc_lake import add_tables, build_loop
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                              "once they hold more than N data and delete files (default: the macro's, 2)")
     parser.add_argument("--expire-args", metavar="YAML",
                         help="the upkeep's cdc_expire_snapshots arguments, as dbt's --args (default: its own)")
+    parser.add_argument("--add-tables", action="append", metavar="PATTERN", type=add_tables.check_pattern,
+                        help="before each build, expose as typed models the tables of the lake matching "
+                             "DATABASE.TABLE glob PATTERN that are not yet (repeatable; '*': every table), as "
+                             "`cdc-lake add-tables --include PATTERN` does; the build then builds them")
+    parser.add_argument("--exclude-tables", action="append", metavar="PATTERN", type=add_tables.check_pattern,
+                        help="with --add-tables: leave out the tables matching PATTERN (repeatable)")
     parser.add_argument("--log", metavar="FILE",
                         help="append each build's start and end (and each upkeep) as JSON lines")
     parser.add_argument("--project-dir", help="the dbt project (default: this folder if it has one, else the checkout)")

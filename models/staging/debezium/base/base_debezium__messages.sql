@@ -49,8 +49,8 @@ typed as (
     select
         *,
         -- the images as sent: the payload holds their JSON text (see connect_images_text)
-        from_json(payload.before, 'map<string,string>') as before_sent,
-        from_json(payload.after, 'map<string,string>') as after_sent,
+        from_json(payload.before, 'map<string,string>', {{ json_read_options() }}) as before_sent,
+        from_json(payload.after, 'map<string,string>', {{ json_read_options() }}) as after_sent,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_decoder('dbz_f') }}) as column_decoders,
         transform_values(field_schemas, (dbz_col, dbz_f) -> {{ connect_column_type('dbz_f') }}) as column_types
     from unwrapped

@@ -47,8 +47,8 @@ imaged as (
     -- the images as sent: the payload holds their JSON text (see connect_images_text)
     select
         *,
-        from_json(payload.before, 'map<string,string>') as before_sent,
-        from_json(payload.after, 'map<string,string>') as after_sent
+        from_json(payload.before, 'map<string,string>', {{ json_read_options() }}) as before_sent,
+        from_json(payload.after, 'map<string,string>', {{ json_read_options() }}) as after_sent
     from unwrapped
 
 ),
