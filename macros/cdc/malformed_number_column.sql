@@ -1,4 +1,6 @@
 {% macro malformed_number_column(image, column_types) %}
+    {#- what a number of each family looks like, and the MySQL type names of the family; possessive,
+        so a long run of digits is never split two ways (quadratic on a megabyte) -#}
     {%- set number_patterns = [
         ('^-?[0-9]+$', ['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']),
         ('^[-+]?(?:[0-9]++(?:[.][0-9]*+)?|[.][0-9]++)$', ['decimal', 'numeric', 'dec', 'fixed']),

@@ -19,6 +19,8 @@
 
 
 {% macro without_set_aside_records(fmt, watermark) %}
+    {#- the register by name, not source(): the model reads it at compile time only, and a unit
+        test of the model would otherwise need it as an input -#}
     {%- set register = api.Relation.create(schema=raw_schema(), identifier='cdc_set_aside_records') -%}
     {#- `show tables` asks the metastore alone (load_relation describes every table of the schema).
         A build's on-run-start made the raw schema; a compile (sqlfluff's too) on a new lake asks first -#}
