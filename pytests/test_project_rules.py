@@ -306,10 +306,13 @@ def test_the_batch_travels_from_compile_to_materialization_in_the_compiled_sql(m
     assert "cdc_lake batch: new rows" in writer and "cdc_lake batch: empty" in writer
     assert "cdc_lake batch: (new rows|empty)" in reader
     assert "cdc_lake tested batch: " in ours["tested_batch_note"]["macro_sql"] and "cdc_lake tested batch: " in reader
-    # no hand-off through the memo on the write's path, no pre-hook, no override of dbt's write
-    write_path = ["materialization_incremental_spark", "merge_batch_sql", "batch_notes",
-                  "record_tested_batch_sql", "landed_since_last_build", "tested_batch_note"]
+    # no hand-off through the memo on the write's path (the materialization only keeps the
+    # invocation's copy of the catalog's batch records true to what it wrote), no pre-hook, no
+    # override of dbt's write
+    write_path = ["merge_batch_sql", "batch_notes", "record_tested_batch_sql", "landed_since_last_build",
+                  "tested_batch_note"]
     assert not [name for name in write_path if "build_memo" in ours[name]["macro_sql"]]
+    assert re.findall(r"build_memo\(\)\.setdefault\('(\w+)'", materialization) == ["tested_batches"]
     for node in manifest["nodes"].values():
         if node["resource_type"] == "model" and node["package_name"] == "cdc_lake":
             assert not node["config"].get("pre-hook"), node["name"]

@@ -23,9 +23,12 @@
     {%- endif -%}
 
     {#- 3. The record of the batch this build writes (table property `cdc_lake.tested_batch`),
-        before the write: until the write commits, no row lies beyond it. -#}
+        before the write: until the write commits, no row lies beyond it. The invocation's copy of
+        the catalog's records (tested_batch_record) learns it too, so its tests need not read it. -#}
     {%- if not full_build and flags.WHICH in ('run', 'build') and batch['tested'] is not none -%}
         {%- do run_query(record_tested_batch_sql(batch['tested'])) -%}
+        {%- do build_memo().setdefault('tested_batches', {}).update(
+            {this | string: batch['tested'] if batch['tested']['after'] is not none else none}) -%}
     {%- endif -%}
 
     {#- 4. The write. -#}
