@@ -110,8 +110,9 @@ def last_write_sql(lake, model: str) -> str:
 
 
 def compiled_sql(lake, model: str) -> str:
-    """`model`'s SQL as the lake's last build compiled it (its `target/compiled` file)."""
-    (path,) = (lake.project_dir / "target" / "compiled").rglob(f"{model}.sql")
+    """`model`'s SQL as the lake's last build compiled it (its `target/compiled` file; a unit test
+    of the model has one of the same name below its yml's folder)."""
+    (path,) = [p for p in (lake.project_dir / "target" / "compiled").rglob(f"{model}.sql") if ".yml" not in str(p)]
     return path.read_text()
 
 
