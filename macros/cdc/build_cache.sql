@@ -2,7 +2,6 @@
     {{ return(api.Relation.create(schema=target.schema, identifier='cdc_build_cache', type='table')) }}
 {% endmacro %}
 
-
 {% macro create_build_cache() %}
     {%- if execute -%}
         {%- do run_query("create table if not exists " ~ build_cache_relation()
@@ -15,7 +14,6 @@
         {%- do adapter.cache_added(build_cache_relation()) -%}
     {%- endif -%}
 {% endmacro %}
-
 
 {% macro build_cache_get(key) %}
     {%- if load_relation(build_cache_relation()) is none -%}
@@ -34,7 +32,6 @@
     {{ return(memo['build_cache'].get(key)) }}
 {% endmacro %}
 
-
 {% macro build_cache_put(entries) %}
     {%- if not entries or load_relation(build_cache_relation()) is none -%}
         {{ return('') }}
@@ -50,16 +47,13 @@
     {%- endif -%}
 {% endmacro %}
 
-
 {% macro cache_note(key, value) %}
     {{ return(' /* cdc_lake cache: ' ~ (tojson({key: value}) | replace('*/', '*\\/')) ~ ' */') }}
 {% endmacro %}
 
-
 {% macro without_cache_notes(sql) %}
     {{ return(modules.re.sub(' /\\* cdc_lake cache: .*? \\*/', '', sql)) }}
 {% endmacro %}
-
 
 {% macro cache_notes(results) %}
     {%- set found = [] -%}
@@ -71,7 +65,6 @@
     {{ return(found) }}
 {% endmacro %}
 
-
 {% macro build_memo() %}
     {%- set memos = graph.setdefault('cdc_lake_build_memo', {}) -%}
     {%- for stale in memos.keys() | list if stale != invocation_id -%}
@@ -79,7 +72,6 @@
     {%- endfor -%}
     {{ return(memos.setdefault(invocation_id, {})) }}
 {% endmacro %}
-
 
 {% macro input_versions(node_ids, versions=none, views_only=false) %}
     {%- set versions = {} if versions is none else versions -%}
@@ -115,7 +107,6 @@
     {{ return(lines) }}
 {% endmacro %}
 
-
 {% macro table_version(relation) %}
     {%- set versions = build_memo().setdefault('table_versions', {}) -%}
     {%- if relation | string not in versions -%}
@@ -123,7 +114,6 @@
     {%- endif -%}
     {{ return(versions[relation | string]) }}
 {% endmacro %}
-
 
 {% macro relation_property(relation, key) %}
     {%- for name, value in run_query("show tblproperties " ~ relation ~ " (" ~ sql_string_literal(key) ~ ")")

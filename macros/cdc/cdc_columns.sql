@@ -52,11 +52,9 @@
     {{ return(shapes[shape]) }}
 {% endmacro %}
 
-
 {% macro cdc_row_key_columns() %}
     {{ return(['source_system', 'database_name', 'table_name', 'row_key']) }}
 {% endmacro %}
-
 
 {% macro canonical_columns(shape, relation=none, values={}, only=none, merge_action=none) %}
     {%- set columns = cdc_columns(shape) -%}
@@ -81,7 +79,6 @@
     {{ return(items | join(',\n')) }}
 {% endmacro %}
 
-
 {% macro copied_row_values(flag, copy_values, values={}, relation=none) %}
     {%- set merged = values.copy() -%}
     {%- for column, value in copy_values.items() -%}
@@ -90,7 +87,6 @@
     {%- endfor -%}
     {{ return(merged) }}
 {% endmacro %}
-
 
 {% macro union_staged(kind) %}
     {%- set formats = cdc_formats() if kind == 'changes' else cdc_formats(carrying=kind) -%}
@@ -103,7 +99,6 @@
     {%- endif %}
     {%- endfor %}
 {% endmacro %}
-
 
 {% macro staged_from(kind) %}
     {%- set tables = {} -%}

@@ -2,7 +2,6 @@
     case when {{ changes }}.op = 'd' then {{ changes }}.before else {{ changes }}.after end
 {%- endmacro %}
 
-
 {% macro keyless_row_delta(changes) %}
     case
         when not {{ changes }}.is_keyless then null

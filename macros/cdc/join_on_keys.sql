@@ -4,7 +4,6 @@
     {%- endfor -%}
 {% endmacro %}
 
-
 {% macro qualified_columns(relation, columns) %}
     {%- for column in columns -%}
         {{ relation }}.{{ column }}{{ ', ' if not loop.last }}

@@ -7,7 +7,6 @@
     {{ return(-1 if value is none else value | int) }}
 {% endmacro %}
 
-
 {% macro landing_watermarks(column='landing_seq') %}
     {%- if not execute or not is_incremental() -%}
         {{ return({}) }}
@@ -21,7 +20,6 @@
     {%- endfor -%}
     {{ return(marks) }}
 {% endmacro %}
-
 
 {% macro landed_after(watermark, column='landing_seq', format_column='source_format') %}
     {%- if watermark is mapping -%}
@@ -37,7 +35,6 @@
     {%- endif -%}
     {{ return(column ~ ' > ' ~ watermark) }}
 {% endmacro %}
-
 
 {% macro is_first_build(watermark) %}
     {{ return((watermark is mapping and watermark | length == 0)

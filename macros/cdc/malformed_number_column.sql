@@ -20,7 +20,6 @@
     ), 1)
 {%- endmacro %}
 
-
 {% macro malformed_number_reason(image, column_types, database_name, table_name) %}
     element_at(transform(
         array({{ malformed_number_column(image, column_types) }}),

@@ -8,7 +8,6 @@
     )
 {%- endmacro %}
 
-
 {% macro missing_key_reason(missing_column, database_name, table_name) %}
     concat(
         'key column ', {{ missing_column }}, ' has no value in the row image of ',
@@ -18,14 +17,12 @@
     )
 {%- endmacro %}
 
-
 {% macro kafka_key_unreadable(kafka_key, key_map, key_columns) %}
     (
         size({{ key_columns }}) = 0 and {{ kafka_key }} is not null
         and trim({{ kafka_key }}) not in ('', 'null') and {{ key_map }} is null
     )
 {%- endmacro %}
-
 
 {% macro kafka_key_unreadable_reason() %}
     concat(

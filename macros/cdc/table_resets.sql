@@ -2,7 +2,6 @@
     ({{ ddl_type }} in ('TRUNCATE', 'ERASE') and coalesce({{ source_position }}, '') not rlike '(^| )snapshot$')
 {%- endmacro %}
 
-
 {% macro table_resets_landed(watermark) %}
     {%- if not execute or not is_incremental() or is_first_build(watermark) -%}
         {{ return(false) }}
@@ -12,7 +11,6 @@
         ~ ' and ' ~ landed_after(watermark) ~ ' limit 1') -%}
     {{ return(probe | length > 0) }}
 {% endmacro %}
-
 
 {% macro table_resets() %}
     select

@@ -67,7 +67,6 @@
     {{ return({'relations': [this]}) }}
 {% endmaterialization %}
 
-
 {% macro merge_batch_sql(batch_relation, columns) %}
     {%- set keys = config.get('unique_key') -%}
     {%- set keys = [keys] if keys is string else keys -%}
@@ -89,7 +88,6 @@
         values ({% for column in columns %}batch.{{ column }}{{ ', ' if not loop.last }}{% endfor %})
 {% endmacro %}
 
-
 {% macro batch_notes(compiled_sql) %}
     {%- set found = modules.re.findall('/\\* cdc_lake batch: (new rows|empty) \\*/', compiled_sql) -%}
     {%- set tested = modules.re.findall('/\\* cdc_lake tested batch: (.*?) \\*/', compiled_sql) -%}
@@ -98,7 +96,6 @@
         'tested': fromjson(tested[0]) if tested else none,
     }) }}
 {% endmacro %}
-
 
 {% macro record_tested_batch_sql(record) %}
     {%- if record['after'] is none -%}

@@ -16,7 +16,6 @@
     {{ sql }}
 {%- endmacro %}
 
-
 {% macro view_sql_hash(relation) %}
     {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
     {%- if existing is none or not existing.is_view or not existing.information -%}

@@ -9,12 +9,10 @@
     {{ return(create_csv_table(model, agate_table)) }}
 {% endmacro %}
 
-
 {% macro seed_version(model) %}
     {{ return(local_md5(model.checksum.checksum ~ tojson(model.config.get('column_types') or {})
                         ~ model.config.get('quote_columns') ~ model.config.get('file_format'))) }}
 {% endmacro %}
-
 
 {% macro seed_is_loaded(model, relation) %}
     {%- if relation is none or not relation.is_table -%}
@@ -26,7 +24,6 @@
     {%- endif -%}
     {{ return(recorded == seed_version(model) ~ '@' ~ relation_property(relation, 'current-snapshot-id')) }}
 {% endmacro %}
-
 
 {% macro record_seed_load(relation, model) %}
     {%- set loaded = seed_version(model) ~ '@' ~ relation_property(relation, 'current-snapshot-id') -%}

@@ -19,7 +19,6 @@
     {%- endif -%}
 {% endmacro %}
 
-
 {% macro test_fingerprint(main_sql, fail_calc, warn_if, error_if) %}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry')
            or var('cdc_check_all') | string | lower == 'true' or should_store_failures()
@@ -33,21 +32,17 @@
     {{ return(local_md5(versions | join('\n') ~ '\n' ~ [fail_calc, warn_if, error_if] | join('|') ~ '\n' ~ without_cache_notes(main_sql))) }}
 {% endmacro %}
 
-
 {% macro last_test_pass(test_id) %}
     {{ return(build_cache_get(test_pass_property(test_id))) }}
 {% endmacro %}
-
 
 {% macro test_pass_property(test_id) %}
     {{ return('cdc_lake.pass.' ~ test_id) }}
 {% endmacro %}
 
-
 {% macro test_views_property(test_id) %}
     {{ return('cdc_lake.views.' ~ test_id) }}
 {% endmacro %}
-
 
 {% macro test_view_versions() %}
     {%- if not execute or '__cdc_batch' not in (config.get('where') or '') -%}
@@ -57,17 +52,14 @@
     {{ return(none if views is none else local_md5('views:' ~ views | join(';'))) }}
 {% endmacro %}
 
-
 {% macro batch_cut_allowed() %}
     {%- set recorded = build_cache_get(test_views_property(model.unique_id)) -%}
     {{ return(recorded is not none and recorded == test_view_versions()) }}
 {% endmacro %}
 
-
 {% macro pending_test_passes() %}
     {{ return(build_memo().setdefault('pending_test_passes', {})) }}
 {% endmacro %}
-
 
 {% macro record_test_passes(results) %}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry', 'run') -%}
@@ -107,21 +99,17 @@
     {{ return('') }}
 {% endmacro %}
 
-
 {% macro reuse_passes() %}
     {{ return(var('cdc_reuse_passes') | string | lower != 'false') }}
 {% endmacro %}
-
 
 {% macro answered_tests() %}
     {{ return(build_memo().setdefault('answered_tests', {})) }}
 {% endmacro %}
 
-
 {% macro kept_seeds() %}
     {{ return(build_memo().setdefault('kept_seeds', {})) }}
 {% endmacro %}
-
 
 {% macro report_shortcuts(results) %}
     {%- if not execute or flags.WHICH not in ('build', 'test', 'retry') -%}

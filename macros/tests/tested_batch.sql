@@ -2,7 +2,6 @@
     {{ return('cdc_lake.tested_batch') }}
 {% endmacro %}
 
-
 {% macro tested_batch_note(watermark, column='landing_seq') %}
     {%- if not execute or model.resource_type != 'model' or not is_incremental() -%}
         {{ return('') }}
@@ -10,7 +9,6 @@
     {%- set after = none if is_first_build(watermark) else watermark -%}
     {{ return(' /* cdc_lake tested batch: ' ~ tojson({'column': column, 'after': after}) ~ ' */') }}
 {% endmacro %}
-
 
 {% macro tested_batch_record(relation) %}
     {%- set records = build_memo().setdefault('tested_batches', {}) -%}
@@ -20,7 +18,6 @@
     {%- endif -%}
     {{ return(records[relation | string]) }}
 {% endmacro %}
-
 
 {% macro tested_batch(relation, own_batch=false) %}
     {%- if not execute or var('cdc_check_all') | string | lower == 'true' -%}
@@ -61,7 +58,6 @@
     {{ return((written if floor is none else '(' ~ written ~ ' and ' ~ record['column'] ~ ' >= ' ~ floor ~ ')') ~ note) }}
 {% endmacro %}
 
-
 {% macro model_of_relation(relation) %}
     {%- for node in graph.nodes.values()
            if node.resource_type == 'model' and node.schema == relation.schema
@@ -70,7 +66,6 @@
     {%- endfor -%}
     {{ return(none) }}
 {% endmacro %}
-
 
 {% macro batch_view_model(node) %}
     {%- if node.config.materialized not in ('view', 'ephemeral') -%}
@@ -82,7 +77,6 @@
     {%- endif -%}
     {{ return(models[0] if models | length == 1 else none) }}
 {% endmacro %}
-
 
 {% macro batch_floor(relation, written, column) %}
     {%- set memo = build_memo().setdefault('batch_floors', {}) -%}
@@ -100,11 +94,9 @@
     {{ return(memo[key]) }}
 {% endmacro %}
 
-
 {% macro batch_floor_property(relation) %}
     {{ return('cdc_lake.batch_floor.' ~ relation) }}
 {% endmacro %}
-
 
 {% macro tested_keys() %}
     {%- set keys = cdc_row_key_columns() -%}
@@ -120,7 +112,6 @@
     {%- endfor -%}
     {{ return(selects | join(' union ') if selects else none) }}
 {% endmacro %}
-
 
 {% macro batch_key_models(node_ids, found=none, keyed=true) %}
     {%- set found = [] if found is none else found -%}
@@ -140,7 +131,6 @@
     {{ return(found) }}
 {% endmacro %}
 
-
 {% macro tested_keys_are_few(tested) %}
     {%- set counts = tested_key_counts() -%}
     {%- set name = local_md5(without_cache_notes(tested)) -%}
@@ -152,11 +142,9 @@
     {{ return(counts['used'][name] <= var('cdc_broadcast_max_rows', 200000) | int) }}
 {% endmacro %}
 
-
 {% macro tested_key_counts_property() %}
     {{ return('cdc_lake.tested_key_counts') }}
 {% endmacro %}
-
 
 {% macro tested_key_counts() %}
     {%- set memo = build_memo() -%}
@@ -167,13 +155,11 @@
     {{ return(memo['tested_key_counts']) }}
 {% endmacro %}
 
-
 {% macro batch_keys_semi_join(relation, tested) %}
     {{ return('(select /*+ broadcast(cdc_batch_keys) */ cdc_cut.* from ' ~ relation ~ ' as cdc_cut'
               ~ ' left semi join (' ~ tested ~ ') as cdc_batch_keys on '
               ~ join_on_keys('cdc_cut', 'cdc_batch_keys', relation_key_columns(relation)) ~ ')') }}
 {% endmacro %}
-
 
 {% macro relation_key_columns(relation) %}
     {%- set node = model_of_relation(relation) -%}
@@ -184,7 +170,6 @@
     {%- set present = keys | select('in', node.columns) | list -%}
     {{ return(present if present else keys) }}
 {% endmacro %}
-
 
 {% macro spark__get_where_subquery(relation) %}
     {%- set where = config.get('where') -%}
@@ -216,7 +201,6 @@
     {#- no alias (Spark names a bare subquery itself), so a test may give it one: `{{ model }} as x` -#}
     {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ')' ~ (key_count_note(tested) if counted else '')) }}
 {% endmacro %}
-
 
 {% macro key_count_note(tested) %}
     {%- set counts = tested_key_counts() -%}

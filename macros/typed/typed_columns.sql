@@ -53,7 +53,6 @@
     {{ return(columns) }}
 {% endmacro %}
 
-
 {% macro typed_columns_note(database_name, table_name, columns) %}
     {#- a unit test gives the column list itself (overrides) and writes nothing -#}
     {%- if not execute or model.resource_type != 'model' or load_relation(ref('cdc_typed_columns')) is none -%}

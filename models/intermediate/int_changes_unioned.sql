@@ -1,11 +1,3 @@
--- All formats' row changes in the canonical shape, before deduplication: one branch per format of
--- cdc_formats, each the columns of cdc_columns('staged_changes') by name, in that one order (macro
--- canonical_columns). An update that moves a row to another identity (a primary-key change; any
--- update of a keyless row) becomes a delete + an insert here, once for every format (Debezium
--- already sends it so). The project's table filter (vars `cdc_include_tables` /
--- `cdc_exclude_tables`, macro `cdc_table_included`) is applied here, once for every format;
--- int_raw_records_unioned accounts the records it drops as `filtered`.
-
 with unioned as (
 
     {{ union_staged('changes') }}

@@ -1,8 +1,3 @@
--- Every parsed raw record of every format with what it turned out to be (dml, ddl, control,
--- rejected, or filtered: a dml, ddl or malformed record of a table the project's table filter
--- excludes, see macro `cdc_table_included`): the base of the quarantine and of the reconciliation.
--- Records set aside after they made a build fail (source cdc_set_aside_records) are rejects here.
-
 {#- Canal's base model keeps the message's own database and table fields -#}
 {%- set format_values = {
     'canal_flat': {'database_name': 'messages.msg.database', 'table_name': 'messages.msg.`table`'},

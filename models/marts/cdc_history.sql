@@ -9,15 +9,6 @@
     )
 }}
 
--- SCD type 2: every version of every source row, with half-open validity [valid_from, valid_to);
--- the one model of change semantics (cdc_current reads each key's latest version from here). Steps:
--- the batch's changes and keys; each key classified (history_key_classes): appended, its latest
--- version read from this table and its new changes played after it, or late, its history replayed
--- from the change log and the built versions the replay no longer produces deleted; table resets
--- played (play_table_resets); unavailable values resolved (resolve_unavailable_values); row counts,
--- validity, versions. Each step carries the columns of cdc_columns('history_changes'). Partitioned
--- by is_latest: the versions each run and cdc_current read sit apart from the rest.
-
 {%- set keys = cdc_row_key_columns() %}
 {%- set key_columns = keys | join(', ') %}
 {#- the order of a key's changes: by source position, the change id breaking ties -#}

@@ -1,8 +1,3 @@
--- How far behind the source the lake is, per table: delay from commit at the source to landing,
--- over the changes in the change log; and, for streams that send heartbeats (Tencent DTS), the
--- latest heartbeat of the table's source system, which tells how current the table is even when
--- it has no recent changes.
-
 with changes as (
 
     select

@@ -1,10 +1,3 @@
--- Proof that nothing was lost, per format, topic and partition: the raw records landed, what each
--- became (row changes, DDL, control records, rejects, filtered out), the records no model accounts
--- for (must be 0), and gaps in the offset sequence (offsets never landed: lost messages, or Kafka
--- transaction markers and compaction, which also consume offsets). Records landed after the last
--- build read its format (a landing that committed during or after the build) are not unaccounted:
--- they await the next build (`awaiting_build_records`).
-
 with built as (
 
     -- how far builds have read each format's raw table: records landed later await the next build

@@ -1,17 +1,3 @@
--- One row per row change of Canal FlatMessage DML. Canal sends every value as MySQL text; each
--- value becomes canonical text with its column's `mysqlType` (enum/set indexes to labels, binary
--- to hex, fractions trimmed, TIMESTAMP to UTC). `old` holds only the changed columns of an UPDATE
--- (a key with null means "was NULL"), so the full before image is `data` overlaid with `old`.
--- FlatMessage carries no binlog position: changes are ordered by execute time (`es`), message
--- id, then Kafka partition and offset, message in the record and row index. A Canal batch (up to
--- canal.mq.canalBatchSize binlog events) shares one `id`, and `es` has whole seconds: two messages
--- of one batch are told apart by their offset (Canal sends them in binlog order), never by their
--- row indexes. A change is identified by its Kafka coordinates and content: two changes of one
--- batch can be byte-identical messages (a value set to on, off, on, off in one transaction; two
--- equal rows inserted into a keyless table), and Canal re-sends a failed batch under a new id,
--- never as the same bytes. INIT rows
--- (full-load rows written by Alibaba Cloud DTS in Canal format) are snapshot reads (`r`).
-
 with messages as (
 
     select *

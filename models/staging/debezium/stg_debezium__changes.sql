@@ -1,13 +1,3 @@
--- One row per row change of Debezium / dtle DML, in the canonical change shape. Every message is
--- one row change with before/after images, decoded in the base model (PostgreSQL: an update's
--- before image only under REPLICA IDENTITY FULL; unavailable values null and named in
--- unavailable_columns). Changes are ordered
--- by the binlog position (file number, position, row in event; PostgreSQL: the LSN of the last
--- commit before the change's transaction, then the change's own LSN, so transactions come out in
--- commit order however their changes interleaved in the WAL), then commit time, then Kafka
--- partition/offset. Snapshot rows share one position, so the row key is part of
--- the change id.
-
 with messages as (
 
     select *

@@ -1,8 +1,3 @@
--- One row per DDL statement of the debezium format: dtle's schema-change topic (`databaseName`,
--- `ddl`, `position`), Debezium's own schema-change events (`databaseName`, `ddl`, `source`), and
--- Debezium truncate events (op `t`, no statement: one is written from the table name). The
--- statement is kept as sent.
-
 with messages as (
 
     select *

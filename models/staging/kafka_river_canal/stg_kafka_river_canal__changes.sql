@@ -1,9 +1,3 @@
--- One row per KafkaRiverCanal message (each message is one row change), in the canonical change
--- shape. The after image is `v` of every column (null when `null` is true); the before image of
--- an UPDATE is the after image overlaid with `origin_val` on the columns flagged `updated` (an
--- updated column without origin_val was NULL); a DELETE's `v` is the before image. Ordered by
--- binlog file number and position (as numbers), then commit time.
-
 with messages as (
 
     select *

@@ -1,11 +1,3 @@
--- One row per Lindorm row change, in the canonical change shape. Lindorm sends full before and
--- after images; a column present in `before` but absent from `after` was deleted, so it stays
--- absent from `after` (and counts as changed). Lindorm has no log position: changes are ordered
--- by the time the write reached Lindorm (source.ts_ms), then Kafka partition/offset (one row's
--- changes share a partition, in write order). The payload's ts_ms (written to Kafka) is not used:
--- within a partition it adds nothing to the offset, and it can disagree with it (a lagging
--- capture clock). A re-delivery is recognised by its content.
-
 with messages as (
 
     select *

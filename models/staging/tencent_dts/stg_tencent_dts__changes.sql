@@ -1,9 +1,3 @@
--- One row per Tencent DTS DML record (each record is one row change), in the canonical change
--- shape. `oldColumns` is the before image and `newColumns` the after image; an UPDATE's old image
--- sent as a partial object is completed from the new image. Values become canonical text with
--- the columns' `originalType` (binary arrives as 0x-hex). Ordered by binlog file number and end
--- position (as numbers), then the record `id` (rows of one event share a position), then time.
-
 with messages as (
 
     select *
