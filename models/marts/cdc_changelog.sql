@@ -9,14 +9,6 @@
     )
 }}
 
--- The canonical change log: one row per row change from every format. Incremental: only records
--- landed after the last build are read; a change already present (a re-delivery) is not written
--- again, so the first delivery's Kafka coordinates are kept.
--- Partitioned by source_format: the models that read this table's new rows filter them with one
--- landing cursor per format (landing_watermarks), which Iceberg can test against a data file's
--- landing_seq bounds only when the file holds one format. Unpartitioned, a full build's files mix
--- the formats, and every incremental run read the whole change log to find its batch.
-
 {%- set watermark = landing_watermarks() %}
 {%- set batch_filter = landed_since_last_build(
     ref('int_changes_unioned'), watermark, landed_in=staged_from('changes')

@@ -1,13 +1,5 @@
 {{ config(materialized='view') }}
 
--- The latest state of every source row: each key's latest version in cdc_history (the is_latest
--- partition), so the change semantics live in one model. A live row is its open version. A row
--- whose latest version a delete or a TRUNCATE / DROP TABLE closed stays, with is_deleted = true,
--- the closing change's op, time and order, and the image the delete sent (the version's own
--- image after a TRUNCATE / DROP TABLE, which sends none). A key whose changes never made
--- it live (a delete of a row inserted before capture began) has no version, so no row here.
--- With the `cdc_delete_retention_days` var, delete markers older than that are left out.
-
 {%- set retention_days = var('cdc_delete_retention_days', none) %}
 
 with states as (

@@ -11,8 +11,6 @@
 
 -- landing_seq is part of a record's identity: the same offset of a topic deleted and created again
 -- (--topic-incarnation) comes from another landing commit.
--- The quarantine: every raw record (or message inside one) that could not become a change, with
--- the reason and its Kafka coordinates. Nothing is dropped silently.
 
 with new_rejects as (
 

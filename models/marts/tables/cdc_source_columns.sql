@@ -7,15 +7,6 @@
     )
 }}
 
--- Every column of every source table as the change log has shown it: its MySQL type and when it
--- was first and last seen. One table can arrive through several formats, and not all of them say
--- as much about a type: a declared MySQL type (`decimal(12,2)`) beats one without its arguments
--- (`decimal`, Debezium's `decimal(?,2)`), which beats a Kafka Connect fallback (`string`,
--- `int64`); among equals the latest wins, so an ALTER that widens a column takes effect.
--- Incremental: reads only change-log rows landed since the last build, reduced to their distinct
--- column sets first (a table's changes share a handful), then merged with the stored rows of the
--- columns they touch.
-
 {#- the order in which a column's types compete: rank, then time; rows without a type never win -#}
 {%- set type_order = "case when mysql_type is not null then named_struct('rank', mysql_type_rank, 'ts', @ts) end" %}
 

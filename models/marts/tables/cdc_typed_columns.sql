@@ -1,10 +1,5 @@
 {{ config(materialized='view') }}
 
--- The Spark type of every source column: the type configured in cdc_tables if any, else the MySQL
--- type seen in the change log mapped by the mysql_spark_types seed (most specific key first),
--- else string. A view, so an edited seed applies at once. The typed models read it while they
--- are built (see the typed_columns macro) to know their columns.
-
 with source_columns as (
 
     select *
