@@ -292,6 +292,24 @@ def test_no_macro_file_repeats_its_yml(manifest):
     assert "{#" in manifest["macros"]["macro.cdc_lake.materialization_incremental_spark"]["macro_sql"]
 
 
+def test_the_design_notes_point_at_the_lines_they_name():
+    """docs/design_choices.md's "What a build does" reads with the files beside it: each
+    `path.sql:N` link lands on a macro or a numbered step, and each "`macro`, line N" of the
+    materialization names the line where that macro starts. A change that moves them fails here."""
+    notes = (PROJECT_DIR / "docs" / "design_choices.md").read_text()
+    wrong = []
+    for path, line in re.findall(r"\(\.\./((?:macros|models)/[\w/]+\.sql)#L(\d+)\)", notes):
+        text = (PROJECT_DIR / path).read_text().splitlines()[int(line) - 1].strip()
+        if not text.startswith(("{% macro", "{% materialization", "{% test", "{#-")):
+            wrong.append(f"{path}:{line}: {text}")
+    materialization = (PROJECT_DIR / "macros" / "materializations" / "incremental.sql").read_text().splitlines()
+    named = re.findall(r"\(`(\w+)`, line (\d+)\)", notes)
+    for name, line in named:
+        if f"macro {name}(" not in materialization[int(line) - 1]:
+            wrong.append(f"incremental.sql:{line} is not where {name} starts")
+    assert named and wrong == [], wrong
+
+
 def test_the_batch_travels_from_compile_to_materialization_in_the_compiled_sql(manifest):
     """What a model's compile learnt about its batch (are there new rows, where does it start)
     reaches its materialization as notes in the compiled SQL, which anyone can read in
