@@ -144,37 +144,38 @@ def test_a_batch_runs_again_every_test_of_what_the_same_build_wrote(builds):
     assert seeds and all(seeds)
 
 
-def test_a_batch_counts_its_tested_keys_once_and_a_build_with_nothing_new_reads_the_count(builds):
-    """The tests cut to a batch's keys broadcast them when they are few (macro tested_keys_are_few):
-    the batch of the test above touched key 1 only, so every key set counted holds that key's
-    rows of the batch, and the count is kept in the build cache. A build with nothing landed reads
-    it there instead of counting again: told (by hand) that the sets are huge, it cuts with
-    `in (select ...)`."""
+def test_a_batch_of_few_rows_broadcasts_its_keys_and_a_build_with_nothing_new_reads_the_bound(builds):
+    """The tests cut to a batch's keys broadcast them when the batches wrote few rows (at most
+    var `cdc_broadcast_max_rows`, a bound of the keys: macro tested_keys). The batch of the test
+    above touched key 1 only: the change log wrote its one change and the history the version the
+    change closed and the one it opened. batch_floor counted them with the floor and the build
+    cache keeps the count; a build with nothing landed reads it there. Told (by hand) that the
+    batches were huge, it cuts with `in (select ...)`."""
     lake = builds[0]
-    counts_entry = "cdc_lake.tested_key_counts"
 
     def replay_sql() -> str:
         [compiled] = (Path(lake.project_dir) / "target" / "compiled").rglob("current_matches_replay_*.sql")
         return compiled.read_text()
 
-    counts = json.loads(build_cache(lake)[counts_entry])
-    # the change log's key rows (key 1's one change), the history's (key 1's version the change
-    # closed and the one it opened) and the two together (`union`: key 1 once)
-    assert sorted(counts.values()) == [1, 1, 2]
+    floors = {key: json.loads(value) for key, value in build_cache(lake).items()
+              if key.startswith("cdc_lake.batch_floor.")}
+    rows = {key.rsplit(".", 1)[1]: floor["rows"] for key, floor in floors.items()}
+    assert rows["cdc_changelog"] == 1 and rows["cdc_history"] == 2, rows
     assert "broadcast(cdc_batch_keys)" in replay_sql()
-    huge = {name: 10**9 for name in counts}
 
-    def keep(kept: dict[str, int]) -> None:
-        text = json.dumps(kept).replace("{", "{{").replace("}", "}}")  # lake.rows formats the query
-        lake.rows(f"alter table {{schema}}.cdc_build_cache set tblproperties ('{counts_entry}' = '{text}')")
+    def keep(kept: dict[str, dict]) -> None:
+        settings = ", ".join(f"'{key}' = '{json.dumps(floor)}'" for key, floor in kept.items())
+        lake.rows("alter table {schema}.cdc_build_cache set tblproperties (" + settings.replace("{", "{{").replace("}", "}}") + ")")
 
+    huge = {key: dict(floor, rows=10**9) for key, floor in floors.items()}
     keep(huge)
     try:
         lake.dbt("build", *SELECT)
         assert "broadcast(cdc_batch_keys)" not in replay_sql() and " in (select " in replay_sql()
-        assert json.loads(build_cache(lake)[counts_entry]) == huge  # what the build read is what it keeps
+        kept = {key: json.loads(build_cache(lake)[key]) for key in huge}
+        assert kept == huge  # what the build read is what it keeps
     finally:
-        keep(counts)
+        keep(floors)
     # the tests' SQL is the broadcast form again: they run once and record passes of that SQL
     lake.dbt("build", *SELECT)
     assert "broadcast(cdc_batch_keys)" in replay_sql()
@@ -204,7 +205,7 @@ def test_reuse_passes_false_runs_every_test_and_reloads_every_seed(builds):
 def test_forget_passes_then_a_build_runs_every_test_and_reloads_every_seed(builds):
     lake = builds[0]
     before = records(lake)
-    assert {"pass", "views", "tested_key_counts", "batch_floor"} <= before["cdc_build_cache"], before
+    assert {"pass", "views", "batch_floor"} <= before["cdc_build_cache"], before
     assert before["cdc_tables"] == {"seed_load"} and before["cdc_history"] == {"tested_batch"}, before
     _, printed = printed_dbt(lake, "run-operation", "cdc_forget_passes")
     assert "cdc_forget_passes: forgot " in printed and "cdc_lake.pass" in printed, printed

@@ -68,18 +68,9 @@
     {#- what nodes computed while they compiled (typed column lists, batch floors, key counts),
         from the notes in their SQL (cache_notes): a compile writes nothing -#}
     {%- set entries = {} -%}
-    {%- set counts = {} -%}
     {%- for key, value in cache_notes(results) -%}
-        {%- if key == tested_key_counts_property() -%}
-            {%- do counts.update(value) -%}
-        {%- else -%}
-            {%- do entries.update({key: tojson(value)}) -%}
-        {%- endif -%}
+        {%- do entries.update({key: tojson(value)}) -%}
     {%- endfor -%}
-    {#- the key counts this invocation's tests read, when they are not what the cache holds -#}
-    {%- if counts and counts != fromjson(build_cache_get(tested_key_counts_property()) or '{}') -%}
-        {%- do entries.update({tested_key_counts_property(): tojson(counts)}) -%}
-    {%- endif -%}
     {%- set pending = pending_test_passes() -%}
     {%- for result in results
            if result.node.resource_type == 'test' and result.status in ('pass', 'warn')

@@ -49,7 +49,8 @@
     {%- set found = batch_floor(source, written, record['column']) -%}
     {%- set floor = found['floor'] -%}
     {#- a floor this build queried travels in the test's SQL to the on-run-end (record_test_passes) -#}
-    {%- set note = cache_note(batch_floor_property(source), {'version': found['version'], 'floor': floor})
+    {%- set note = cache_note(batch_floor_property(source),
+                              {'version': found['version'], 'floor': floor, 'rows': found['rows']})
                    if found.get('new') else '' -%}
     {%- if is_view -%}
         {#- a view: without its model's format column, the floor alone -#}
@@ -81,14 +82,15 @@
 {% macro batch_floor(relation, written, column) %}
     {%- set memo = build_memo().setdefault('batch_floors', {}) -%}
     {%- set key = batch_floor_property(relation) -%}
-    {%- set version = local_md5(table_version(relation) ~ ' ' ~ written) -%}
+    {%- set version = local_md5(table_version(relation) ~ ' ' ~ written ~ ' rows') -%}
     {%- if key not in memo -%}
         {%- set kept = fromjson(build_cache_get(key) or '{}') -%}
         {%- if kept.get('version') == version -%}
             {%- do memo.update({key: kept}) -%}
         {%- else -%}
-            {%- set value = run_query('select min(' ~ column ~ ') from ' ~ relation ~ ' where ' ~ written).columns[0].values()[0] -%}
-            {%- do memo.update({key: {'version': version, 'floor': none if value is none else value | int, 'new': true}}) -%}
+            {%- set found = run_query('select min(' ~ column ~ '), count(*) from ' ~ relation ~ ' where ' ~ written).rows[0] -%}
+            {%- do memo.update({key: {'version': version, 'floor': none if found[0] is none else found[0] | int,
+                                      'rows': found[1] | int, 'new': true}}) -%}
         {%- endif -%}
     {%- endif -%}
     {{ return(memo[key]) }}
@@ -101,6 +103,7 @@
 {% macro tested_keys() %}
     {%- set keys = cdc_row_key_columns() -%}
     {%- set selects = [] -%}
+    {%- set written = namespace(rows=0) -%}
     {%- for node in batch_key_models(model.depends_on.nodes) -%}
         {%- set relation = api.Relation.create(database=node.database, schema=node.schema,
                                                identifier=node.alias) -%}
@@ -109,8 +112,9 @@
             {{ return(none) }}
         {%- endif -%}
         {%- do selects.append('select ' ~ keys | join(', ') ~ ' from ' ~ relation ~ ' where ' ~ batch) -%}
+        {%- set written.rows = written.rows + build_memo()['batch_floors'][batch_floor_property(relation)]['rows'] -%}
     {%- endfor -%}
-    {{ return(selects | join(' union ') if selects else none) }}
+    {{ return({'sql': selects | join(' union '), 'rows': written.rows} if selects else none) }}
 {% endmacro %}
 
 {% macro batch_key_models(node_ids, found=none, keyed=true) %}
@@ -129,30 +133,6 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(found) }}
-{% endmacro %}
-
-{% macro tested_keys_are_few(tested) %}
-    {%- set counts = tested_key_counts() -%}
-    {%- set name = local_md5(without_cache_notes(tested)) -%}
-    {%- if name not in counts['used'] -%}
-        {%- set known = counts['known'].get(name) -%}
-        {%- do counts['used'].update({name: known if known is not none else
-            run_query('select count(*) from (' ~ tested ~ ')').columns[0].values()[0] | int}) -%}
-    {%- endif -%}
-    {{ return(counts['used'][name] <= var('cdc_broadcast_max_rows', 200000) | int) }}
-{% endmacro %}
-
-{% macro tested_key_counts_property() %}
-    {{ return('cdc_lake.tested_key_counts') }}
-{% endmacro %}
-
-{% macro tested_key_counts() %}
-    {%- set memo = build_memo() -%}
-    {%- if 'tested_key_counts' not in memo -%}
-        {%- set kept = build_cache_get(tested_key_counts_property()) -%}
-        {%- do memo.setdefault('tested_key_counts', {'known': fromjson(kept) if kept else {}, 'used': {}}) -%}
-    {%- endif -%}
-    {{ return(memo['tested_key_counts']) }}
 {% endmacro %}
 
 {% macro batch_keys_semi_join(relation, tested) %}
@@ -184,26 +164,21 @@
             {#- the plain relation: tests that read it by name (time travel, metadata) still work -#}
             {{ return(relation) }}
         {%- endif -%}
-        {%- set counted = tested is not none and where | trim == '__cdc_batch_keys__' -%}
-        {%- if counted and tested_keys_are_few(tested) -%}
+        {#- the batches' keys are at most the rows they wrote: few are broadcast -#}
+        {%- if tested is not none and where | trim == '__cdc_batch_keys__'
+               and tested['rows'] <= var('cdc_broadcast_max_rows', 200000) | int -%}
             {%- do log('cdc_lake: ' ~ model.name ~ ': reads ' ~ relation.identifier ~ ' cut to the keys of the last batch', info=true) -%}
-            {{ return(batch_keys_semi_join(relation, tested) ~ key_count_note(tested)) }}
+            {{ return(batch_keys_semi_join(relation, tested['sql'])) }}
         {%- endif -%}
         {%- do log('cdc_lake: ' ~ model.name ~ ': reads ' ~ relation.identifier ~ ' cut to '
                    ~ ('the keys of the last batch' if tested is not none else 'the last batch'), info=true) -%}
         {%- set keys = relation_key_columns(relation) | join(', ') -%}
         {%- set batch_keys = 'true' if tested is none else
-            '(' ~ keys ~ ') in (select ' ~ keys ~ ' from (' ~ tested ~ '))' -%}
+            '(' ~ keys ~ ') in (select ' ~ keys ~ ' from (' ~ tested['sql'] ~ '))' -%}
         {%- set where = where
             | replace('__cdc_batch_keys__', batch_keys)
             | replace('__cdc_batch__', 'true' if batch is none else batch) -%}
     {%- endif -%}
     {#- no alias (Spark names a bare subquery itself), so a test may give it one: `{{ model }} as x` -#}
-    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ')' ~ (key_count_note(tested) if counted else '')) }}
-{% endmacro %}
-
-{% macro key_count_note(tested) %}
-    {%- set counts = tested_key_counts() -%}
-    {%- set name = local_md5(without_cache_notes(tested)) -%}
-    {{ return(cache_note(tested_key_counts_property(), {name: counts['used'][name]})) }}
+    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ')') }}
 {% endmacro %}
