@@ -34,6 +34,7 @@
             ['is_keyless', 'boolean'], ['row_delta', 'int'],
             ['change_order', 'string'], ['change_id', 'string'], ['commit_ts', 'timestamp'],
             ['batch_landing_seq', 'bigint'], ['floor_ts', 'timestamp'], ['is_open_version', 'boolean'],
+            ['snapshot_order', 'string'],
         ],
         'cdc_history': [['version_id', 'string'], ['source_format', 'string']] + row_key + [
             ['primary_key', 'map<string,string>'], ['image', 'map<string,string>'],

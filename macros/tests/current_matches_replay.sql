@@ -1,9 +1,18 @@
-{% test current_matches_replay(model, changelog, schema_changes, key_columns) %}
+{% test current_matches_replay(model, changelog, schema_changes, snapshots, key_columns) %}
     {%- set keys = key_columns | join(', ') -%}
     with last_resets as (
-        select source_system, database_name, table_name, max(change_order) as reset_order
-        from {{ schema_changes }}
-        where {{ is_table_reset() }}
+        select source_system, database_name, table_name, max(reset_order) as reset_order
+        from (
+            select source_system, database_name, table_name, change_order as reset_order
+            from {{ schema_changes }}
+            where {{ is_table_reset() }}
+            union all
+            -- a complete snapshot ends, as a reset does, every key of its table that it did not
+            -- read: a key it read has that read ordered after the snapshot's position
+            select source_system, database_name, table_name, snapshot_order as reset_order
+            from {{ snapshots }}
+            where rebaselines
+        ) as resets
         group by source_system, database_name, table_name
     ),
 

@@ -15,12 +15,17 @@
 {%- set in_key_order = 'partition by ' ~ key_columns ~ ' order by change_order, change_id' %}
 {%- set watermark = landing_watermarks('last_landing_seq') %}
 {%- set resets_landed = table_resets_landed(watermark) %}
-{%- set batch_filter = landed_since_last_build(ref('cdc_changelog'), watermark, other_rows_landed=resets_landed) %}
+{%- set snapshots_landed = snapshots_completed(watermark) %}
+{%- set batch_filter = landed_since_last_build(ref('cdc_changelog'), watermark,
+                                               other_rows_landed=resets_landed or snapshots_landed) %}
 {#- a usual batch touches few keys: broadcast them rather than shuffle the change log and this table -#}
 {%- set broadcast_keys = batch_is_small(ref('cdc_changelog'), watermark) %}
+{%- set classify_keys = history_key_classes('touched_keys', 'table_resets', 'snapshots', watermark, resets_landed,
+                                            snapshots_landed, broadcast_keys) %}
 {#- a change-log row (alias `changes`) as a history change of a key of the batch (alias `batch_keys`) -#}
 {%- set played_change = {'image': history_image('changes'), 'row_delta': keyless_row_delta('changes'),
-    'batch_landing_seq': 'batch_keys.batch_landing_seq', 'is_open_version': 'false'} %}
+    'batch_landing_seq': 'batch_keys.batch_landing_seq', 'is_open_version': 'false',
+    'snapshot_order': snapshot_order('changes.source_position', 'changes.change_order')} %}
 
 with new_changes as (
 
@@ -39,6 +44,13 @@ table_resets as (
 
 ),
 
+snapshots as (
+
+    -- each complete snapshot that closes the keys it did not read, with the one before it in its table
+    {{ rebaselining_snapshots() }}
+
+),
+
 touched_keys as (
 
     select
@@ -53,7 +65,7 @@ touched_keys as (
 key_classes as (
 
     -- how each key is played: appended after its latest version, or late and replayed whole
-    {{ history_key_classes('touched_keys', 'table_resets', watermark, resets_landed, broadcast_keys) | indent(4) }}
+    {{ classify_keys | indent(4) }}
 
 ),
 
@@ -75,13 +87,14 @@ late_keys as (
 
     latest_versions as (
 
-        -- each appended key's latest version, copied for the delete that closed it if one did (a
-        -- closing reset is played again): one read, where a union read the partition twice
+        -- each appended key's latest version, copied for the delete (or the snapshot that did not
+        -- read it) that closed it if one did (a closing reset is played again): one read, where a
+        -- union read the partition twice
         {%- set version = {
             'is_keyless': 'coalesce(existing.is_keyless, false)', 'row_delta': 'existing.row_count',
             'change_id': 'existing.version_id', 'commit_ts': 'existing.valid_from',
             'batch_landing_seq': 'appended_keys.batch_landing_seq', 'floor_ts': none, 'is_open_version': 'true',
-            'unavailable_columns': 'coalesce(existing.unknown_columns, array())',
+            'unavailable_columns': 'coalesce(existing.unknown_columns, array())', 'snapshot_order': none,
         } %}
         {%- set closing_delete = {
             'op': 'existing.closing_op', 'image': 'existing.closing_image', 'row_delta': '-existing.row_count',
@@ -96,7 +109,7 @@ late_keys as (
         inner join appended_keys
             on {{ join_on_keys('existing', 'appended_keys', keys) }}
             lateral view explode(
-                if(existing.closing_op = 'd', array(false, true), array(false))
+                if(existing.closing_op in ('d', 'a'), array(false, true), array(false))
             ) copies as is_closing_delete
         where existing.is_latest
 
@@ -139,9 +152,17 @@ replayed_changes as (
 
 ),
 
+replayed_with_snapshots as (
+
+    -- the complete snapshots that did not read a key close it (op a); an appended key's new
+    -- changes all follow its table's last complete snapshot (history_key_classes)
+    {{ play_snapshot_closes('replayed_changes', 'snapshots') | indent(4) }}
+
+),
+
 row_changes as (
 
-    select * from replayed_changes
+    select * from replayed_with_snapshots
     {% if is_incremental() %}
         union all
         select * from latest_versions
@@ -167,7 +188,7 @@ resolved as (
 
 running_totals as (
 
-    -- a keyless row's running sum of inserts less deletes (a reset adds nothing)
+    -- a keyless row's running sum of inserts less deletes (a reset or a snapshot's close adds nothing)
     select
         *,
         sum(row_delta) over so_far as running_delta
@@ -179,14 +200,16 @@ running_totals as (
 counted as (
 
     -- how many rows the key stands for after each change: one or none for a keyed row; for a
-    -- keyless one the running sum since the table's last reset (the same window as above, so
-    -- Spark sorts the changes once)
+    -- keyless one the running sum since the table's last reset or complete snapshot (the same
+    -- window as above, so Spark sorts the changes once)
     select
         *,
         case
             when is_keyless
-                then running_delta - coalesce(last_value(if(op = 't', running_delta, null), true) over so_far, 0)
-            when op in ('d', 't') then 0
+                then
+                    running_delta
+                    - coalesce(last_value(if(op in ('t', 'a'), running_delta, null), true) over so_far, 0)
+            when op in ('d', 't', 'a') then 0
             else 1
         end as row_count
     from running_totals

@@ -6,7 +6,7 @@
         'is_keyless': 'changes.reset_is_keyless', 'row_delta': '0', 'change_order': 'changes.reset_order',
         'change_id': 'changes.reset_id', 'commit_ts': 'changes.reset_ts',
         'batch_landing_seq': 'changes.reset_batch_landing_seq', 'floor_ts': 'changes.reset_floor_ts',
-        'is_open_version': 'false',
+        'is_open_version': 'false', 'snapshot_order': 'null',
     } -%}
 with changes_before_resets as (
 
