@@ -20,9 +20,11 @@ from cdc_lake.generator import large
 from cdc_lake.generator import tables as T
 from cdc_lake.generator.encoders import ENCODERS, Encoder
 from cdc_lake.generator.encoders.base import PARTITIONS
+from cdc_lake.generator.encoders.debezium import EMBEDDED_ENGINE_TABLES
 from cdc_lake.generator.jsontext import dumps
 from cdc_lake.generator.kafka import KINDS, Faults, RecordSink
 from cdc_lake.generator.model import DdlEvent, HBaseChange, Transaction
+from cdc_lake.generator.snapshots import GAP_SERVER_NAME, GapScenario, LakeView
 from cdc_lake.generator.truth import TruthWriter
 from cdc_lake.generator.workload import Workload
 
@@ -90,6 +92,8 @@ class Options:
     jobs: int = 1  # processes to spread the formats over
     # `--large-values`: size labels (generator.large) of the large-value tables, with the shapes
     large_values: tuple[str, ...] = ()
+    # `--snapshot-after-gap`: the Debezium stream loses records and snapshots repair it (generator.snapshots)
+    snapshot_after_gap: bool = False
 
     def validate(self) -> None:
         if self.changes < 1:
@@ -107,6 +111,8 @@ class Options:
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown or not self.formats:
             raise ValueError(f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})")
+        if self.snapshot_after_gap and tuple(self.formats) != ("debezium",):
+            raise ValueError("--snapshot-after-gap writes Debezium's records only: give --formats debezium")
 
 
 def _clean(out: Path) -> None:
@@ -211,6 +217,13 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
         encoders.append(cls(sink, opts.seed))
 
     wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values)
+    gap = None
+    if opts.snapshot_after_gap:
+        [debezium] = encoders
+        debezium.enum_snapshot = True  # type: ignore[attr-defined]
+        debezium.server_name = GAP_SERVER_NAME  # type: ignore[attr-defined]
+        gap = GapScenario(wl, debezium, LakeView(out / "truth") if truth is not None else None,
+                          EMBEDDED_ENGINE_TABLES)
     batch = 0
     next_report = PROGRESS_EVERY
     for event in wl.events():
@@ -220,7 +233,10 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
             batch = new_batch
             for sink in sinks.values():
                 sink.set_batch(batch)
-        if isinstance(event, Transaction):
+        if gap is not None:
+            gap.deliver(event)
+            gap.after(done / opts.changes)
+        elif isinstance(event, Transaction):
             for enc in encoders:
                 if FORMAT_NOTES[enc.fmt]["ddl"]:
                     enc.transaction(event)
@@ -269,6 +285,12 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
             "binlog_files": wl.file_no,
             "truth": dict(truth.counts),
         }
+        if gap is not None and gap.view is not None:
+            gap.view.finish()
+            result["workload"]["snapshots"] = {
+                "lost_records": gap.sink.dropped, "runs": gap.runs, "not_rebaselined": gap.not_rebaselined,
+                "closed_absent": gap.view.closed_absent,
+            }
     return result
 
 
@@ -312,7 +334,7 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
     options = {
         k: list(v) if k in ("formats", "large_values") else v
         for k, v in asdict(opts).items()
-        if k not in ("out", "jobs") and (k != "large_values" or v)
+        if k not in ("out", "jobs") and (k not in ("large_values", "snapshot_after_gap") or v)
     }
     summary = {
         "options": options,

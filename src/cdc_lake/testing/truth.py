@@ -42,10 +42,14 @@ def row_key(key: dict[str, str]) -> str:
 
 
 class Truth:
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, lake_view: bool = False) -> None:
+        """`lake_view`: the current state and history the lake can know of a workload whose stream
+        lost records (`--snapshot-after-gap`: lake_current.jsonl, lake_history.jsonl), instead of
+        the source's."""
         truth = out / "truth"
-        self.current = read_jsonl(truth / "current.jsonl")
-        self.history = read_jsonl(truth / "history.jsonl")
+        prefix = "lake_" if lake_view else ""
+        self.current = read_jsonl(truth / f"{prefix}current.jsonl")
+        self.history = read_jsonl(truth / f"{prefix}history.jsonl")
         self.malformed = read_jsonl(truth / "malformed.jsonl")
         self.changes = read_jsonl(truth / "changes.jsonl")
         self.ddl = read_jsonl(truth / "ddl.jsonl")

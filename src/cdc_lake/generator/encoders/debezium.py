@@ -54,6 +54,7 @@ from cdc_lake.generator.mysql_types import (
     iso_instant,
     set_labels,
 )
+from cdc_lake.generator.snapshots import Snapshot
 
 FMT = "debezium"
 DTLE_VERSION = "0.0.1"
@@ -78,6 +79,14 @@ SOURCE_FIELDS = [
     {"type": "string", "optional": True, "field": "table"},
     {"type": "int64", "optional": True, "field": "ts_ms"},
 ]
+
+
+# Debezium 2's `source.snapshot` (the records of --snapshot-after-gap): a string enum, not dtle's boolean
+ENUM_SNAPSHOT_FIELD = {
+    "type": "string", "optional": True, "name": "io.debezium.data.Enum", "version": 1,
+    "parameters": {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
+    "field": "snapshot",
+}
 
 
 def _logical(type_: str, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
@@ -213,8 +222,8 @@ def _field_schema(base: dict[str, Any], optional: bool, name: str) -> dict[str, 
 
 
 class _TableMeta:
-    def __init__(self, tv: TableVersion) -> None:
-        prefix = f"{SERVER_NAME}.{tv.database}.{tv.table}"
+    def __init__(self, tv: TableVersion, enum_snapshot: bool = False, server: str = SERVER_NAME) -> None:
+        prefix = f"{server}.{tv.database}.{tv.table}"
         self.topic = prefix
         self.db_json = encode(tv.database)
         self.table_json = encode(tv.table)
@@ -234,7 +243,10 @@ class _TableMeta:
                 {**value_struct, "field": "after"},
                 {
                     "type": "struct",
-                    "fields": SOURCE_FIELDS,
+                    "fields": [
+                        ENUM_SNAPSHOT_FIELD if enum_snapshot and f["field"] == "snapshot" else f
+                        for f in SOURCE_FIELDS
+                    ],
                     "optional": False,
                     "name": "io.debezium.connector.mysql.Source",
                     "field": "source",
@@ -253,11 +265,16 @@ class _TableMeta:
 
 class DebeziumEncoder(Encoder):
     fmt = FMT
+    # `source.snapshot` as Debezium 2's string enum (`"false"`, `"last"`, ...) instead of dtle's
+    # boolean: set for --snapshot-after-gap, whose snapshots carry Debezium 2's markers, from a
+    # connector of its own name (its topics and source_system apart from the usual workload's)
+    enum_snapshot = False
+    server_name = SERVER_NAME
 
     def _meta(self, tv: TableVersion) -> _TableMeta:
         meta = tv.cache.get(FMT)
         if meta is None:
-            meta = tv.cache[FMT] = _TableMeta(tv)
+            meta = tv.cache[FMT] = _TableMeta(tv, self.enum_snapshot, self.server_name)
         return meta
 
     @staticmethod
@@ -288,7 +305,7 @@ class DebeziumEncoder(Encoder):
             ',"source":{"version":"'
             + DTLE_VERSION
             + '","name":"'
-            + SERVER_NAME
+            + self.server_name
             + '","server_id":'
             + str(SERVER_ID)
             + ',"ts_sec":'
@@ -300,7 +317,7 @@ class DebeziumEncoder(Encoder):
         source_head = common_head + tx.file + '","pos":'
         embedded_position = common_head + '","pos":0,"row":'
         source_tail = (
-            ',"snapshot":false,"thread":'
+            (',"snapshot":"false","thread":' if self.enum_snapshot else ',"snapshot":false,"thread":')
             + str(tx.thread_id)
             + ',"db":%s,"table":%s,"ts_ms":'
             + str(tx.commit_s * 1000)
@@ -335,13 +352,37 @@ class DebeziumEncoder(Encoder):
                     tombstone = None if self.rng.random() < NULL_TOMBSTONE_RATE else DTLE_TOMBSTONE
                     emit(meta.topic, partition, key, tombstone, captured, TOMBSTONE)
 
+    def snapshot(self, run: Snapshot) -> None:
+        """A snapshot's reads as Debezium writes them: op `r`, no before image, every row at the
+        snapshot's binlog position (row 0), `source.snapshot` its marker, `source.ts_ms` the
+        snapshot's time."""
+        for read in run.reads:
+            tv = read.table
+            meta = self._meta(tv)
+            source = {
+                "version": DTLE_VERSION, "name": self.server_name, "server_id": SERVER_ID, "ts_sec": run.commit_s,
+                "gtid": None, "file": run.file, "pos": run.pos, "row": 0, "snapshot": read.marker,
+                "thread": None, "db": tv.database, "table": tv.table, "ts_ms": run.commit_s * 1000,
+            }
+            captured = self.capture_ms(run.commit_s)
+            payload = (
+                '{"before":null,"after":' + self._struct(meta, read.image)
+                + ',"source":' + encode(source) + ',"op":"r","ts_ms":' + str(captured) + "}"
+            )
+            values = read.image.values
+            key = (meta.key, unmark_numbers(encode({name: fn(values[i]) for name, fn, i in meta.pk}))) if (
+                meta.pk
+            ) else None
+            self.sink.emit(meta.topic, read.partition_hash % PARTITIONS, key, (meta.value, payload), captured, CHANGE)
+            self.rows += 1
+
     def ddl(self, ddl: DdlEvent) -> None:
         captured = self.capture_ms(ddl.commit_s)
         if ddl.kind == "TRUNCATE":
             self._truncate(ddl, captured)
             return
         value = {
-            "source": {"server": SERVER_NAME},
+            "source": {"server": self.server_name},
             "position": {
                 "ts_sec": ddl.commit_s,
                 "file": ddl.file,
@@ -353,7 +394,7 @@ class DebeziumEncoder(Encoder):
             "ddl": ddl.sql,
             "tableChanges": [],
         }
-        self.sink.emit(SCHEMA_TOPIC, 0, None, encode(value), captured, DDL)
+        self.sink.emit(f"{self.server_name}.schema-changes", 0, None, encode(value), captured, DDL)
 
     def _truncate(self, ddl: DdlEvent, captured: int) -> None:
         """A TRUNCATE as Debezium sends it with `skipped.operations=none`: one op `t` record on the
@@ -361,7 +402,7 @@ class DebeziumEncoder(Encoder):
         tv = ddl.table
         meta = self._meta(tv)
         source = {
-            "version": DTLE_VERSION, "name": SERVER_NAME, "server_id": SERVER_ID, "ts_sec": ddl.commit_s,
+            "version": DTLE_VERSION, "name": self.server_name, "server_id": SERVER_ID, "ts_sec": ddl.commit_s,
             "gtid": ddl.gtid, "file": ddl.file, "pos": ddl.pos, "row": 0, "snapshot": False,
             "thread": ddl.thread_id, "db": tv.database, "table": tv.table, "ts_ms": ddl.commit_s * 1000,
         }
