@@ -12,13 +12,19 @@ import yaml
 
 from cdc_lake.env import PROJECT_DIR
 
-__all__ = ["FORMATS", "message_schema_macro"]
+__all__ = ["FORMATS", "formats_carrying", "message_schema_macro"]
 
 
 @cache
 def _declared() -> dict[str, dict[str, Any]]:
     project = yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text(encoding="utf-8"))
     return dict(project["vars"]["cdc_formats"])
+
+
+def formats_carrying(kind: str) -> tuple[str, ...]:
+    """The formats whose `carries` names `kind` (`schema_changes`, `heartbeats`, `snapshot_markers`),
+    as macro cdc_formats(carrying=kind) lists them."""
+    return tuple(fmt for fmt, declared in _declared().items() if kind in declared.get("carries", []))
 
 
 def message_schema_macro(fmt: str) -> str:

@@ -63,6 +63,8 @@ class TableResult:
     in_flight: int | None = None
     seconds: float = 0.0
     scans: int = 0
+    # for a `different` table: whether a complete snapshot of it would repair the lake, and why
+    repair: str = ""
 
     @property
     def label(self) -> str:
@@ -84,7 +86,7 @@ class TableResult:
             "lake_rows": self.lake_rows, "differing_keys": self.differing_keys, "at_least": self.at_least,
             "samples": self.samples_json(), "source_position": self.source_position,
             "lake_position": self.lake_position, "changes_in_flight": self.in_flight,
-            "scans_per_side": self.scans, "seconds": round(self.seconds, 3),
+            "repair": self.repair or None, "scans_per_side": self.scans, "seconds": round(self.seconds, 3),
         }
 
 
@@ -246,4 +248,23 @@ def verify_tables(source: Source, lake: LakeSide, tables: list[str]) -> list[Tab
         r.source_position, r.lake_position = source_text, lake_text
         if in_flight is not None:
             r.in_flight = in_flight.get(r.label, 0)
+    for r, table in zip(results, described, strict=True):
+        if r.status == DIFFERENT:
+            r.repair = snapshot_repair(source, lake.formats(table))
     return results
+
+
+def snapshot_repair(source: Source, formats: list[str]) -> str:
+    """What a complete snapshot of a `different` table would do (docs/snapshots.md): repair it
+    when the lake's format marks where a snapshot ends and the source's position places it."""
+    from cdc_lake.formats import formats_carrying
+
+    if not source.snapshots_rebaseline:
+        return ("no snapshot repairs it yet: PostgreSQL's snapshot reads carry no commit LSN, so the lake "
+                "cannot place them against the stream (docs/snapshots.md)")
+    if not set(formats) & set(formats_carrying("snapshot_markers")):
+        return (f"a snapshot would re-read its rows but close none: {', '.join(formats) or 'its format'} marks no "
+                "snapshot's end (docs/snapshots.md)")
+    return ("a complete snapshot of the table repairs it: the keys only in the lake end at its position, the "
+            "others are read again (a Debezium blocking snapshot signal, or snapshot.mode=when_needed once the "
+            "offsets are gone: docs/snapshots.md)")

@@ -115,6 +115,14 @@ class LakeSide:
         ).collect()
         return sorted(r[0] for r in rows if r[0] is not None)
 
+    def formats(self, table: SourceTable) -> list[str]:
+        """The formats the lake holds the table's rows from (cdc_current's source_format)."""
+        rows = self.spark.sql(
+            f"select distinct source_format from {qualified_name(self.schema, 'cdc_current')} "
+            f"where {self._where(table)}"
+        ).collect()
+        return sorted(r[0] for r in rows if r[0] is not None)
+
     def last_position(self, order: str = "change_order desc") -> str:
         """The source position (readable, as the change log has it) of the last change the lake
         applied from this source system, in every database: the binlog, or the WAL, is the

@@ -129,6 +129,8 @@ class PostgresDatabase:
         "cast(regexp_extract(source_position, '^lsn ([0-9]+)', 1) as bigint) desc nulls last, "
         "instr(source_position, ' snapshot ') = 0 desc"
     )
+    # a snapshot read carries no commit LSN: it sorts before the stream (docs/snapshots.md)
+    snapshots_rebaseline = False
 
     def __init__(self, url: PostgresUrl, password: str | None = None) -> None:
         import pg8000.dbapi

@@ -52,6 +52,8 @@ class Verification:
             if r.in_flight and r.status != EQUAL:
                 lines.append(f"    {r.in_flight} {self.changes_noun} after the lake's last change: "
                              "verify again after the next landing and build")
+            if r.repair:
+                lines.append(f"    {r.repair}")
         counts = Counter(r.status for r in self.results)
         summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
         lines.append(f"{len(self.results)} tables: {summary or 'none'} ({self.seconds:.1f}s)")

@@ -107,6 +107,9 @@ class Source(Protocol):
     changes_noun: str
     # Spark ORDER BY over cdc_changelog whose first row is the lake's last applied change
     lake_order: str
+    # whether a complete snapshot read from this database can be placed against the stream, and
+    # so re-baseline a table (docs/snapshots.md): MySQL's binlog position, not PostgreSQL's LSN
+    snapshots_rebaseline: bool
 
     def begin_snapshot(self) -> None: ...
 
@@ -147,6 +150,7 @@ class SourceDatabase:
     changes_noun = "row events for it in the binlog"
     # the binlog position leads change_order
     lake_order = "change_order desc"
+    snapshots_rebaseline = True
 
     def __init__(self, url: SourceUrl, password: str | None = None) -> None:
         import pymysql
