@@ -272,7 +272,7 @@ def test_no_model_writes_while_it_compiles(manifest):
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def test_no_macro_file_repeats_its_yml(manifest):
+def test_no_macro_or_model_file_repeats_its_yml(manifest):
     """Each macro is documented once, in its yml (docs/design_choices.md, "How the SQL is
     documented"): a macro's file does not open with a description that would say it again (a
     comment of more than three lines; a shorter one explains the line under it), and every
@@ -290,6 +290,16 @@ def test_no_macro_file_repeats_its_yml(manifest):
     assert repeated == [] and undocumented == [], (repeated, undocumented)
     # the rule can fail: the manifest holds the macros' text
     assert "{#" in manifest["macros"]["macro.cdc_lake.materialization_incremental_spark"]["macro_sql"]
+    # a model likewise: its yml describes it; a comment before its first CTE explains the line under it
+    described_in_sql = []
+    for node in manifest["nodes"].values():
+        if node["resource_type"] != "model" or node["package_name"] != "cdc_lake":
+            continue
+        head = re.split(r"(?m)^with\b", node["raw_code"], maxsplit=1)[0]
+        runs = re.findall(r"(?m)(?:^--.*\n)+", head)
+        if any(run.count("\n") > 3 for run in runs):
+            described_in_sql.append(node["name"])
+    assert described_in_sql == [], described_in_sql
 
 
 def test_the_design_notes_point_at_the_lines_they_name():

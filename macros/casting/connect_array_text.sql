@@ -37,7 +37,6 @@
     )[0]
 {%- endmacro %}
 
-
 {% macro connect_element_text(value, items, sent_token) %}
     {%- set v = value -%}
     {%- set b64_hex = "hex(try_to_binary(" ~ v ~ ", 'base64'))" -%}

@@ -7,7 +7,6 @@
     end
 {%- endmacro %}
 
-
 {% macro epoch_milli_text(value) %}
     case
         when {{ value }} = '9223372036825200' then 'infinity'
@@ -16,7 +15,6 @@
             then {{ epoch_datetime_text(value, 1000, 3) }}
     end
 {%- endmacro %}
-
 
 {% macro epoch_micro_text(value) %}
     case

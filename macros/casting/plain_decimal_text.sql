@@ -12,7 +12,6 @@
     ), 1)
 {%- endmacro %}
 
-
 {% macro exponent_free_number_text(number_text) %}
     {%- set sign = "if(ef_text like '-%', '-', '')" -%}
     {%- set whole = "regexp_extract(ef_text, '^-?([0-9]*)', 1)" -%}

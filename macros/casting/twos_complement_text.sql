@@ -40,7 +40,6 @@
     {%- endif %}
 {%- endmacro %}
 
-
 {% macro _limbs_times_2_28_plus(limbs, addend) %}
     aggregate({{ limbs }},
         named_struct('out', cast(array() as array<bigint>), 'carry', cast({{ addend }} as bigint)),

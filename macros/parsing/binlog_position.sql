@@ -11,7 +11,6 @@
     )
 {% endmacro %}
 
-
 {% macro postgres_commit_lsn(sequence) %}
     try_cast(get_json_object({{ sequence }}, '$[0]') as bigint)
 {%- endmacro %}

@@ -6,7 +6,6 @@
     ) }}
 {% endmacro %}
 
-
 {% macro debezium_payload_fields() %}
     {{ return(
         "before:string, after:string, "
@@ -20,7 +19,6 @@
         ~ "status:string"
     ) }}
 {% endmacro %}
-
 
 {% macro debezium_payload_field_names() %}
     {{ return(['before', 'after', 'source', 'op', 'ts_ms', 'databaseName', 'schemaName', 'ddl',

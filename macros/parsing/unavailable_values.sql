@@ -25,16 +25,13 @@
     )
 {%- endmacro %}
 
-
 {% macro unavailable_columns(sent_image, forms) %}
     array_sort(map_keys(map_filter({{ sent_image }}, (uv_k, uv_v) -> array_contains({{ forms }}, uv_v))))
 {%- endmacro %}
 
-
 {% macro without_columns(image, columns) %}
     transform_values({{ image }}, (wc_k, wc_v) -> if(array_contains({{ columns }}, wc_k), null, wc_v))
 {%- endmacro %}
-
 
 {% macro key_only_image(image, key_columns, field_schemas='field_schemas') %}
     ({{ image }} is not null and size({{ key_columns }}) > 0 and forall(
@@ -49,7 +46,6 @@
     ))
 {%- endmacro %}
 
-
 {% macro _debezium_fill_forms() %}
     {{ return({
         'zoned_timestamp': '1970-01-01T00:00:00Z',
@@ -62,7 +58,6 @@
         'decimal': 'AA==',
     }) }}
 {% endmacro %}
-
 
 {% macro _debezium_fill_value(value, field) %}
     {%- set f = _debezium_fill_forms() -%}
@@ -101,7 +96,6 @@
         end, false)
     ))
 {%- endmacro %}
-
 
 {% macro _debezium_fill_value_by_look(value) %}
     {%- set f = _debezium_fill_forms() -%}

@@ -17,7 +17,6 @@
         {%- endif %}
 {%- endmacro %}
 
-
 {% macro without_set_aside_records(fmt, watermark) %}
     {#- the register by name, not source(): the model reads it at compile time only, and a unit
         test of the model would otherwise need it as an input -#}
@@ -41,7 +40,6 @@
     {%- endfor -%}
     {{ return('not (' ~ conditions | join(' or ') ~ ')' if conditions else 'true') }}
 {%- endmacro %}
-
 
 {% macro raw_record_outcome(accepted_kind, message_in_record='0') %}
     kafka_topic,

@@ -1,8 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
--- Every raw Canal record parsed once, classified, and kept: changes, DDL, control records and
--- rejects all flow from this table. A Kafka value may hold one FlatMessage or a JSON array of them.
-
 with source as (
 
     {{ raw_records_since_last_build('canal_flat') }}

@@ -1,11 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- sqlfluff:max_parse_depth:2000
--- Every raw Debezium / dtle record parsed once, decoded and classified; changes, DDL, control
--- records and rejects all flow from this table. One Kafka value holds one message: a JsonConverter
--- envelope (schema + payload) or a bare payload (schemas.enable=false), a dtle schema-change
--- record, or a tombstone. Row images are decoded here, once, with the logical types of the
--- message's own schema, so an undecodable value can be rejected with its column.
 
 {%- set payload_fields = debezium_payload_field_names() %}
 

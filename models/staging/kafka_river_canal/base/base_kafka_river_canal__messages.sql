@@ -1,9 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
--- Every raw KafkaRiverCanal record parsed once, classified, and kept. A Kafka value holds one
--- message for one row change: `columns` carries the row (value `v`, type `t`, `null` flag) and,
--- for an UPDATE, the old value `origin_val` of the columns with `updated` = true.
-
 with source as (
 
     {{ raw_records_since_last_build('kafka_river_canal') }}

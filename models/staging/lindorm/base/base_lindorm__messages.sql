@@ -1,11 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
 -- sqlfluff:max_parse_depth:2000
--- Every raw Lindorm change record (Debezium format v2) parsed once, decoded and classified.
--- SQL tables send JSON values (decoded by the message's schema when it has one); HBase tables
--- send base64 cells, a `ROW` row-key column and `<family>_<qualifier>` column names: a message
--- whose before or after image has a `ROW` column is read as HBase-style and its cells are
--- decoded from base64 (UTF-8 text where the bytes are text, else lowercase hex).
 
 {%- set payload_fields = lindorm_payload_field_names() %}
 

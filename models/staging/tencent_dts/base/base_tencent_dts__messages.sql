@@ -1,10 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
--- Every raw Tencent Cloud DTS flat record parsed once, classified, and kept: one record is one
--- row change (INSERT/UPDATE/DELETE), a DDL, or a control record (BEGIN, COMMIT, HEARTBEAT,
--- CHECKPOINT). Row images arrive as an array aligned with `columns` or as an object keyed by
--- column name; both are read here into map<string,string> (values still as sent).
-
 with source as (
 
     {{ raw_records_since_last_build('tencent_dts') }}
