@@ -165,7 +165,8 @@ def test_a_batch_of_few_rows_broadcasts_its_keys_and_a_build_with_nothing_new_re
 
     def keep(kept: dict[str, dict]) -> None:
         settings = ", ".join(f"'{key}' = '{json.dumps(floor)}'" for key, floor in kept.items())
-        lake.rows("alter table {schema}.cdc_build_cache set tblproperties (" + settings.replace("{", "{{").replace("}", "}}") + ")")
+        settings = settings.replace("{", "{{").replace("}", "}}")  # lake.rows formats the query
+        lake.rows("alter table {schema}.cdc_build_cache set tblproperties (" + settings + ")")
 
     huge = {key: dict(floor, rows=10**9) for key, floor in floors.items()}
     keep(huge)
