@@ -152,7 +152,7 @@ def _rate(rows: int | None, seconds: float | None) -> str:
 LABELS = {
     "limit": "(a) limit: bare from_json → noop",
     "staging_full": "staging: `dbt run -s +int_changes_unioned --full-refresh`",
-    "changelog_only_full": "change log: `dbt run -s cdc_changelog --full-refresh`",
+    "changelog_only_full": "change log: `dbt run -s cdc_changelog +cdc_schema_changes cdc_snapshots --full-refresh`",
     "changelog_full": "(b) staging + change log, full (the two above)",
     "current_history_full": "(c) cdc_current + cdc_history, full",
     "other_models_full": "other models, full (schema changes, rejects, monitoring)",
