@@ -6,8 +6,8 @@ Order of work (every timed step is repeated `runs` times; the report takes media
 2. (a) the limit: bare `from_json` of the raw values into the noop sink;
 3. full builds: (b) `dbt run -s +cdc_changelog --full-refresh` as two commands, staging
    (`-s +int_changes_unioned`) then `-s cdc_changelog` (with cdc_schema_changes and cdc_snapshots,
-   which the marts read); (c) `dbt run -s cdc_current cdc_history --full-refresh`; the remaining models; `dbt test`: the full build is the sum, each part has
-   its own figure;
+   which the marts read); (c) `dbt run -s cdc_current cdc_history --full-refresh`; the remaining
+   models; `dbt test`: the full build is the sum, each part has its own figure;
 4. (e) the peer, full, in the same repetition: its view and a first `dbt snapshot` of the peer
    project over the staging just built (the peer's full cost = staging + view + snapshot);
 4b. (f) with tests on, a scheduled `dbt build` after the full build (it runs every data test and
