@@ -10,6 +10,8 @@
 }}
 
 {%- set keys = cdc_row_key_columns() %}
+{#- the per-table options (var cdc_table_options), validated as the project parses #}
+{%- set table_options = cdc_table_options() %}
 {%- set key_columns = keys | join(', ') %}
 {#- the order of a key's changes: by source position, the change id breaking ties -#}
 {%- set in_key_order = 'partition by ' ~ key_columns ~ ' order by change_order, change_id' %}
@@ -254,6 +256,46 @@ significant as (
         )
 
 ),
+{%- if table_options.tracks_history %}
+
+runs as (
+
+    -- a table with track_history / track_history_except: a change that alters only untracked
+    -- columns is absorbed into the version open before it; each other change starts a run
+    select
+        *,
+        count_if(not is_absorbed) over so_far as run_number
+    from (
+        select
+            *,
+            not is_open_version
+            and not coalesce(is_keyless, false)
+            and row_count > 0
+            and previous_row_count = row_count
+            and {{ history_same_tracked_image(table_options, 'image', 'previous_image') | indent(12) }}
+                as is_absorbed
+        from significant
+    ) as classified
+    window so_far as ({{ in_key_order }} rows between unbounded preceding and current row)
+
+),
+
+collapsed as (
+
+    -- the version a run keeps holds the image of its last change (valid_from, op and change_id
+    -- stay its first change's)
+    select
+        *,
+        last_value(image) over whole_run as run_image,
+        last_value(unknown_columns) over whole_run as run_unknown_columns
+    from runs
+    window whole_run as (
+        partition by {{ key_columns }}, run_number order by change_order, change_id
+        rows between unbounded preceding and unbounded following
+    )
+
+),
+{%- endif %}
 
 versions as (
 
@@ -269,7 +311,9 @@ versions as (
             as closing_image,
         -- no later state holds the row: the key's latest version (cdc_current's row)
         coalesce(max(row_count) over later, 0) <= 0 as is_latest
-    from significant
+    {#- a change that updated its version in place is no version of its own #}
+    from {{ 'collapsed' if table_options.tracks_history else 'significant' }}
+    where {{ 'not is_absorbed' if table_options.tracks_history else 'true' }}
     window
         by_key as ({{ in_key_order }}),
         later as ({{ in_key_order }} rows between 1 following and unbounded following)
@@ -278,15 +322,24 @@ versions as (
 
 final as (
 
+    {#- an open version's valid_to: null, or the valid_to_current option of its table #}
+    {%- set version_values = {
+        'version_id': 'change_id',
+        'valid_from': 'effective_ts',
+        'valid_to': 'closed_ts',
+        'is_current': 'closing_change_id is null',
+        'closed_by_delete': 'coalesce(closing_row_count <= 0, false)',
+        'last_landing_seq': 'batch_landing_seq',
+    } %}
+    {%- if table_options.tracks_history %}
+        {%- do version_values.update({'image': 'run_image', 'unknown_columns': 'run_unknown_columns'}) %}
+    {%- endif %}
+    {%- if table_options.sets_valid_to_current %}
+        {%- do version_values.update({'valid_to': 'coalesce(closed_ts, '
+                                      ~ history_valid_to_current(table_options) ~ ')'}) %}
+    {%- endif %}
     select
-        {{ canonical_columns('cdc_history', values={
-            'version_id': 'change_id',
-            'valid_from': 'effective_ts',
-            'valid_to': 'closed_ts',
-            'is_current': 'closing_change_id is null',
-            'closed_by_delete': 'coalesce(closing_row_count <= 0, false)',
-            'last_landing_seq': 'batch_landing_seq',
-        }, relation='versions') | indent(8) }}
+        {{ canonical_columns('cdc_history', values=version_values, relation='versions') | indent(8) }}
     from versions
     where row_count > 0
 
