@@ -5,8 +5,11 @@ result equal to the same records landed and built one after the other (the refer
 session's warm Spark, on the module's own schemas, since three cold processes for it cost minutes).
 
 The lake under test is a temporary CDC_LAKE_DIR whose metastore server is stopped at the end,
-whatever happens (and checked to be gone). Slow: several Spark processes in a row (~10 min on a
-busy 2-core machine).
+whatever happens (and checked to be gone). What is not under test, the small lake the build starts
+from and the run that reads what landed during the build, each runs in one Python process with
+dbt in-process (as `cdc-lake build` runs it): the first landing with the first run, and the last
+run with the reading of its tables (a cold Spark process fewer each). Slow: several Spark
+processes in a row (~10 min on a busy 2-core machine).
 """
 
 from __future__ import annotations
@@ -32,9 +35,33 @@ BIN = Path(sys.executable).parent
 TIMEOUT = 1800
 # the landing columns differ between two lakes by design (when and in which commit a record landed)
 LANDING_COLUMNS = {"landing_seq", "last_landing_seq", "landed_at"}
-# seeds and models, no tests: what the comparison needs
-MODELS_AND_SEEDS = ("--resource-type", "seed", "--resource-type", "model")
+# what the comparison reads, cdc_current and cdc_history, and every model they read
+COMPARED = ("--select", "+cdc_current")
 STACK_LINE = re.compile(r"^\s+at [\w$.<>]+\(|\b\w+(Exception|Error): ", re.MULTILINE)
+# One Python process on the lake, dbt in-process in its Spark session: `land FILE` lands a Canal
+# file, `run SELECTOR` runs dbt on the selection, `dump` prints cdc_current's and cdc_history's
+# rows as JSON lines; the steps given run in order.
+STEPS = """
+import json, sys
+from cdc_lake.env import PROJECT_DIR
+from cdc_lake.landing import land
+from cdc_lake.spark import get_spark
+from cdc_lake.testing.harness import invoke_dbt
+
+spark = get_spark("everyday use")
+steps = iter(sys.argv[1:])
+for step in steps:
+    if step == "land":
+        print(land(spark, "canal_flat", [next(steps)]).summary(), flush=True)
+    elif step == "run":
+        invoke_dbt(PROJECT_DIR, ["run", "--select", next(steps)])
+    elif step == "dump":
+        for model in ("cdc_current", "cdc_history"):
+            for (row,) in spark.sql(f"select to_json(struct(*)) from cdc_lake.{model}").collect():
+                print(json.dumps({"model": model, "row": row}), flush=True)
+    else:
+        raise SystemExit(f"unknown step {step}")
+"""
 
 
 class LakeRun:
@@ -97,14 +124,10 @@ def batches(tmp_path_factory) -> tuple[Path, Path]:
     return out / "canal_flat-1.jsonl", out / "canal_flat-2.jsonl"
 
 
-def dump(lake: LakeRun, log: Path) -> dict[str, list[str]]:
-    """cdc_current and cdc_history of a lake through `cdc-lake sql --output json`, normalised."""
-    output = lake.run(
-        "cdc-lake", "sql", "--output", "json", "-e",
-        "select 'cdc_current' as model, to_json(struct(*)) as row from cdc_lake.cdc_current;"
-        "select 'cdc_history' as model, to_json(struct(*)) as row from cdc_lake.cdc_history",
-        log=log,
-    )
+def run_then_dump(lake: LakeRun, log: Path) -> dict[str, list[str]]:
+    """`dbt run` of what the comparison reads, then cdc_current and cdc_history of the lake
+    (STEPS, one process), normalised."""
+    output = lake.run("python", "-c", STEPS, "run", COMPARED[1], "dump", log=log)
     tables: dict[str, list[str]] = {"cdc_current": [], "cdc_history": []}
     for line in output.splitlines():
         if not line.startswith("{"):
@@ -128,7 +151,7 @@ def sequential_tables(lake: Lake, first: Path, second: Path) -> dict[str, list[s
     records = lake._tmp / "both.jsonl"
     records.write_bytes(first.read_bytes() + second.read_bytes())
     lake.land("canal_flat", records)
-    lake.build(data_tests=False)
+    lake.build(*COMPARED, data_tests=False)
     return {
         model: normalised([r["row"] for r in lake.rows(f"select to_json(struct(*)) as row from {{schema}}.{model}")])
         for model in ("cdc_current", "cdc_history")
@@ -139,9 +162,11 @@ def test_land_build_and_query_at_once_then_equal_to_one_after_the_other(concurre
     first, second = batches
     began = time.monotonic()
 
-    # a built small lake
-    concurrent.run("cdc-lake", "land", "--format", "canal_flat", str(first), log=tmp_path / "land1.log")
-    concurrent.run("dbt", "build", *MODELS_AND_SEEDS, log=tmp_path / "run1.log")
+    # a small lake, built up to the change log (the query below reads it while the build runs;
+    # the build makes the rest)
+    landed = concurrent.run("python", "-c", STEPS, "land", str(first), "run", "+cdc_changelog",
+                            log=tmp_path / "land1.log")
+    assert "canal_flat:" in landed and " landed," in landed
 
     # a plain `dbt build`; once it runs its nodes, a landing and a query join it
     build_log = tmp_path / "build.log"
@@ -166,11 +191,9 @@ def test_land_build_and_query_at_once_then_equal_to_one_after_the_other(concurre
     assert nodes > 50
     assert len(built.splitlines()) <= 3 * nodes + 15, built
 
-    # the next build reads what landed during this one
-    concurrent.run("dbt", "run", log=tmp_path / "run2.log")
-
+    # the next run reads what landed during this one (of the models the comparison reads), and
     # the same records, landed and built one after the other, give the same tables
     expected = sequential_tables(lake, first, second)
     assert expected["cdc_current"] and expected["cdc_history"]
-    assert dump(concurrent, tmp_path / "dump_concurrent.log") == expected
+    assert run_then_dump(concurrent, tmp_path / "run2.log") == expected
     print(f"whole test {time.monotonic() - began:.0f}s")
