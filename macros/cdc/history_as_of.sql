@@ -3,5 +3,5 @@
     select *
     from {{ relation }}
     where valid_from <= {{ as_of }}
-        and (valid_to is null or valid_to > {{ as_of }})
+        and (is_current or valid_to > {{ as_of }})
 {% endmacro %}

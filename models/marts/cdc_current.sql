@@ -15,7 +15,7 @@ with states as (
         unknown_columns,
         not is_current as is_deleted,
         coalesce(closing_op, op) as op,
-        coalesce(valid_to, valid_from) as commit_ts,
+        if(is_current, valid_from, valid_to) as commit_ts,
         coalesce(closing_change_order, change_order) as change_order,
         coalesce(closing_change_id, change_id) as change_id,
         is_keyless,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,9 @@ class Options:
     large_values: tuple[str, ...] = ()
     # `--snapshot-after-gap`: the Debezium stream loses records and snapshots repair it (generator.snapshots)
     snapshot_after_gap: bool = False
+    # `<database>.<table>` -> columns the lake's history does not track (cdc_table_options'
+    # track_history_except): the truth's history updates a version in place on their changes alone
+    track_history_except: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def validate(self) -> None:
         if self.changes < 1:
@@ -216,7 +219,8 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
         sinks[fmt] = sink
         encoders.append(cls(sink, opts.seed))
 
-    wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values)
+    wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values,
+                  opts.track_history_except)
     gap = None
     if opts.snapshot_after_gap:
         [debezium] = encoders
@@ -334,7 +338,7 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
     options = {
         k: list(v) if k in ("formats", "large_values") else v
         for k, v in asdict(opts).items()
-        if k not in ("out", "jobs") and (k not in ("large_values", "snapshot_after_gap") or v)
+        if k not in ("out", "jobs") and (k not in ("large_values", "snapshot_after_gap", "track_history_except") or v)
     }
     summary = {
         "options": options,

@@ -11,7 +11,7 @@ import json
 import uuid
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from random import Random
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from cdc_lake.generator.mysql_types import MICROS
 START_EPOCH_S = 1_709_251_200  # 2024-03-01 00:00:00 UTC
 FIRST_EVENT_POS = 4 + 120 + 71  # after the magic number, the format description and previous-GTIDs events
 KEY_CHANGE_RATE = 0.04  # of the updates of tables whose spec allows key changes
+TOUCH_RATE = 0.5  # of the updates of a table with untracked columns (Workload's track_history_except)
 BINLOG_ROTATE_MIN = 200_000  # rotate to the next binlog file after roughly this many bytes (random up to 2x)
 
 
@@ -118,8 +119,22 @@ def key_hash(qualified: str, key_text: str) -> int:
 
 
 class Workload:
-    def __init__(self, seed: int, changes: int, truth: TruthSink, large_values: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        seed: int,
+        changes: int,
+        truth: TruthSink,
+        large_values: tuple[str, ...] = (),
+        track_history_except: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self.rng = Random(seed)
+        # `<database>.<table>` -> columns whose changes alone do not open a history version (the
+        # lake's cdc_table_options track_history_except): such an update changes the open version
+        # in place. Only the truth's history depends on it; the records do not.
+        self.untracked = {table: frozenset(columns) for table, columns in (track_history_except or {}).items()}
+        # with it, TOUCH_RATE of such a table's updates change those columns alone (`UPDATE t SET
+        # updated_at = now()`), drawn from a stream of their own: without it the workload is unchanged
+        self.touch_rng = Random(f"{seed}:touch")
         self.target = changes
         self.truth = truth
         self.server_uuid = str(uuid.UUID(int=self.rng.getrandbits(128)))
@@ -311,8 +326,7 @@ class Workload:
             after = Image(tv, tuple(values.get(name, old) for name, old in old_values))
             ch = self._new_change(st, "u", key, live.image, after, ev)
             if after.values != live.image.values:  # an update that changes nothing opens no version
-                self._close(tv, ch.key_canon, live, self.now, False)
-                live.image, live.since, live.op = after, self.now, "u"
+                self._open_version(tv, ch, live, after)
         else:
             live = st.live[key]
             ch = self._new_change(st, "d", key, live.image, None, ev)
@@ -454,7 +468,15 @@ class Workload:
             if st.spec.key_changes and rng.random() < KEY_CHANGE_RATE:
                 self._change_key(st, ev, key, before)
                 continue
-            if before is live.image and rng.random() < 0.03:
+            untracked = self.untracked.get(tv.qualified)
+            if untracked and before is live.image and self.touch_rng.random() < TOUCH_RATE:
+                # a touch: only untracked columns get new values (maybe the same: then nothing changes)
+                values = list(before.values)
+                for i, c in enumerate(tv.columns):
+                    if c.name in untracked and i in st.updatable:
+                        values[i] = c.gen(self.touch_rng, now)
+                after = Image(tv, tuple(values))
+            elif before is live.image and rng.random() < 0.03:
                 after = before  # a row re-written with the same values: a change that changes nothing
             else:
                 values = list(before.values)
@@ -467,8 +489,22 @@ class Workload:
                 after = Image(tv, tuple(values))
             ch = self._new_change(st, "u", key, before, after, ev)
             if after is not before:
-                self._close(tv, ch.key_canon, live, now, False)
-                live.image, live.since, live.op = after, now, "u"
+                self._open_version(tv, ch, live, after)
+
+    def _open_version(self, tv: TableVersion, ch: RowChange, live: LiveRow, after: Image) -> None:
+        """An update that changes the row: it closes the open version and opens the next, unless
+        it changes only untracked columns (`track_history_except`), which update the open version
+        in place (its image; its start and op stay)."""
+        untracked = self.untracked.get(tv.qualified)
+        if untracked and tv.pk_names:
+            before_canon, after_canon = live.image.canon(), after.canon()
+            if {k: v for k, v in before_canon.items() if k not in untracked} == {
+                k: v for k, v in after_canon.items() if k not in untracked
+            }:
+                live.image = after
+                return
+        self._close(tv, ch.key_canon, live, self.now, False)
+        live.image, live.since, live.op = after, self.now, "u"
 
     def _change_key(self, st: TableState, ev: RowsEvent, key: tuple[Any, ...], before: Image) -> None:
         """`UPDATE t SET id = <new> WHERE id = <old>` (sometimes with another column): one update row
