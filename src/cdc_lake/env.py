@@ -9,7 +9,10 @@ The venv gets a `.pth` file (written by `python -m cdc_lake.env --install`) that
 - CDC_LAKE_LOG_CONFIG -> profiles/log4j2.properties, the Spark driver's quiet logging (WARN, and
   ERROR for warnings every run gives); CDC_LAKE_VERBOSE=1 leaves Spark's own defaults instead;
 - CDC_LAKE_CLASS_ARCHIVE -> the Spark driver's class-data-sharing archive `make setup` wrote
-  (`cdc_lake.class_archive`), when it exists: a faster JVM start.
+  (`cdc_lake.class_archive`), when it exists: a faster JVM start;
+- CDC_LAKE_DRIVER_MEMORY -> the embedded Spark driver's heap, sized to the machine
+  (`default_driver_memory`: half of its memory, 4g to 8g), so that records with values of
+  10 MB build where the memory is there (docs/operations.md, "Large values").
 
 The hook (`startup`) also makes plain `dbt` and `sqlfluff` (which render profiles/profiles.yml and
 open the `local` target's Spark session without any cdc_lake code) find the lake's metastore
@@ -57,6 +60,19 @@ def model_schema() -> str:
     return os.environ.get("CDC_LAKE_SCHEMA", "cdc_lake")
 
 
+def default_driver_memory(machine_bytes: int | None = None) -> str:
+    """The driver heap a build gets unless CDC_LAKE_DRIVER_MEMORY says otherwise: half of the
+    machine's memory in whole GiB, at least 4g (the earlier fixed default: what a small machine
+    keeps) and at most 8g (what a build of 10 MB values measured needs, with room; the JVM takes
+    memory up to it only when the data needs it)."""
+    if machine_bytes is None:
+        try:
+            machine_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            machine_bytes = 0
+    return f"{min(8, max(4, machine_bytes // 2 // 2**30))}g"
+
+
 def apply_defaults() -> None:
     """Fill in the environment defaults described in the module docstring."""
     if not (PROJECT_DIR / "dbt_project.yml").exists():
@@ -69,6 +85,7 @@ def apply_defaults() -> None:
         os.environ.pop("CDC_LAKE_LOG_CONFIG", None)
     else:
         os.environ.setdefault("CDC_LAKE_LOG_CONFIG", str(PROJECT_DIR / "profiles" / "log4j2.properties"))
+    os.environ.setdefault("CDC_LAKE_DRIVER_MEMORY", default_driver_memory())
     archive = class_archive_path()
     if "CDC_LAKE_CLASS_ARCHIVE" not in os.environ and archive.exists():
         os.environ["CDC_LAKE_CLASS_ARCHIVE"] = str(archive)
