@@ -146,3 +146,23 @@ def test_every_format_decodes_to_the_truth(large, fmt, monkeypatch):
     assert Counter({k: len(v) for k, v in got.items()}) == Counter({k: len(v) for k, v in expected.items()})
     for k in expected:
         assert got[k] == expected[k], k
+
+
+def test_inserted_sizes_are_inserted_and_half_deleted_only(tmp_path):
+    """`--large-values-inserted`: the size's rows inserted, two of the four deleted, none updated,
+    so no message carries two images of the size; a size in both lists is refused."""
+    out = tmp_path / "w"
+    assert main(["generate", "--seed", "5", "--changes", "30", "--large-values", "1k", "--large-values-inserted",
+                 "2k", "--out", str(out), "--quiet"]) == 0
+    ops: dict[str, list[str]] = defaultdict(list)
+    for ch in truth(out, "changes.jsonl"):
+        if ch["database"] == "large" and ch["table"].startswith("values_"):
+            ops[ch["table"]].append(ch["op"])
+    assert Counter(ops["values_2k"]) == {"c": 4, "d": 2}
+    assert Counter(ops["values_1k"]) == {"c": 4, "u": 8, "d": 2}
+    live = {v["key"]["id"] for v in truth(out, "current.jsonl") if v["table"] == "values_2k"}
+    assert live == {"2", "4"}  # the binary value and the message of all three kinds stay
+    summary = json.loads((out / "truth" / "summary.json").read_text())
+    assert summary["options"]["large_values_inserted"] == ["2k"]
+    assert main(["generate", "--seed", "5", "--changes", "30", "--large-values", "1k", "--large-values-inserted",
+                 "1k", "--out", str(tmp_path / "both"), "--quiet"]) == 2

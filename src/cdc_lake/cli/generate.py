@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         formats=formats,
         jobs=args.jobs,
         large_values=args.large_values or (),
+        large_values_inserted=args.large_values_inserted or (),
         snapshot_after_gap=args.snapshot_after_gap,
     )
     try:
@@ -138,6 +139,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "size (1k = 1,024 bytes, 1m = 1,048,576; up to 64m) a longtext, a longblob and a json value of "
             "that size and a row of that size, plus JSON nested 100 levels deep, a JSON array of 100,000 "
             "elements and a table of 1,000 columns; e.g. 1k,100k,1m,10m"
+        ),
+    )
+    parser.add_argument(
+        "--large-values-inserted",
+        type=_sizes,
+        metavar="SIZES",
+        help=(
+            "the same tables for these sizes, their rows only inserted and half of them deleted (no updates, "
+            "so no message carries a before and an after image of that size): a lighter run of large sizes"
         ),
     )
     parser.add_argument(

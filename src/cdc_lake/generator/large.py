@@ -14,7 +14,9 @@ from a random stream of its own:
 
 Each row is inserted, updated in its large values (a second version of the same size), updated in
 its small `note` only (the formats that send partial before images send just that column), and
-some are deleted: history has three or four versions per row.
+some are deleted: history has three or four versions per row. The sizes given as "inserted"
+(`--large-values-inserted`) have their rows inserted and two of them deleted, nothing updated: each
+message carries one image of the size, a lighter run of the largest sizes.
 """
 
 from __future__ import annotations
@@ -233,11 +235,14 @@ def wide_table() -> TableVersion:
 Step = tuple[str, TableVersion, int, dict[str, Any] | None]
 
 
-def script(rng: Random, labels: tuple[str, ...]) -> tuple[list[TableVersion], list[Step]]:
-    """The tables and the statements (one row each, one per transaction) of the large values."""
+def script(
+    rng: Random, labels: tuple[str, ...], inserted: tuple[str, ...] = ()
+) -> tuple[list[TableVersion], list[Step]]:
+    """The tables and the statements (one row each, one per transaction) of the large values:
+    `labels` with updates, then `inserted` without."""
     tables: list[TableVersion] = []
     steps: list[Step] = []
-    for label in labels:
+    for label in labels + inserted:
         size = size_bytes(label)
         tv = values_table(label)
         tables.append(tv)
@@ -257,10 +262,11 @@ def script(rng: Random, labels: tuple[str, ...]) -> tuple[list[TableVersion], li
         kinds = ("text", "binary", "json", "message")
         for key, kind in enumerate(kinds, 1):
             steps.append(("c", tv, key, {"kind": kind, "note": f"{kind} of {label}", **fill(kind)}))
-        for key, kind in enumerate(kinds, 1):
-            steps.append(("u", tv, key, fill(kind)))
-        for key, kind in enumerate(kinds, 1):
-            steps.append(("u", tv, key, {"note": f"{kind} of {label}, seen"}))
+        if label not in inserted:
+            for key, kind in enumerate(kinds, 1):
+                steps.append(("u", tv, key, fill(kind)))
+            for key, kind in enumerate(kinds, 1):
+                steps.append(("u", tv, key, {"note": f"{kind} of {label}, seen"}))
         steps.append(("d", tv, 1, None))
         steps.append(("d", tv, 3, None))
 

@@ -79,6 +79,9 @@ FORMAT_NOTES: dict[str, dict[str, Any]] = {
 }
 
 
+# options a summary names only when given
+OPTIONAL_IN_SUMMARY = ("large_values", "large_values_inserted", "snapshot_after_gap", "track_history_except")
+
 @dataclass
 class Options:
     seed: int
@@ -92,6 +95,9 @@ class Options:
     jobs: int = 1  # processes to spread the formats over
     # `--large-values`: size labels (generator.large) of the large-value tables, with the shapes
     large_values: tuple[str, ...] = ()
+    # `--large-values-inserted`: sizes whose rows are only inserted and partly deleted (no updates,
+    # so no message carries two such images): the lighter 10 MB case the integration target runs
+    large_values_inserted: tuple[str, ...] = ()
     # `--snapshot-after-gap`: the Debezium stream loses records and snapshots repair it (generator.snapshots)
     snapshot_after_gap: bool = False
     # `<database>.<table>` -> columns the lake's history does not track (cdc_table_options'
@@ -109,8 +115,11 @@ class Options:
             rate = getattr(self, name)
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"--{name} must be a rate between 0 and 1")
-        for label in self.large_values:
+        for label in self.large_values + self.large_values_inserted:
             large.size_label(label)
+        both = set(self.large_values) & set(self.large_values_inserted)
+        if both:
+            raise ValueError(f"--large-values and --large-values-inserted both list {', '.join(sorted(both))}")
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown or not self.formats:
             raise ValueError(f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})")
@@ -220,7 +229,7 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
         encoders.append(cls(sink, opts.seed))
 
     wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values,
-                  opts.track_history_except)
+                  opts.track_history_except, opts.large_values_inserted)
     gap = None
     if opts.snapshot_after_gap:
         [debezium] = encoders
@@ -334,11 +343,11 @@ def generate(opts: Options, progress: bool = False) -> dict[str, Any]:
                 part.unlink()
 
     formats = {fmt: info for part in parts for fmt, info in part["formats"].items()}
-    # large_values only when given: the summary of a run without it stays as it was
+    # the optional ones only when given: the summary of a run without them stays as it was
     options = {
-        k: list(v) if k in ("formats", "large_values") else v
+        k: list(v) if k in ("formats", "large_values", "large_values_inserted") else v
         for k, v in asdict(opts).items()
-        if k not in ("out", "jobs") and (k not in ("large_values", "snapshot_after_gap", "track_history_except") or v)
+        if k not in ("out", "jobs") and (k not in OPTIONAL_IN_SUMMARY or v)
     }
     summary = {
         "options": options,

@@ -126,6 +126,7 @@ class Workload:
         truth: TruthSink,
         large_values: tuple[str, ...] = (),
         track_history_except: Mapping[str, Iterable[str]] | None = None,
+        large_values_inserted: tuple[str, ...] = (),
     ) -> None:
         self.rng = Random(seed)
         # `<database>.<table>` -> columns whose changes alone do not open a history version (the
@@ -163,8 +164,8 @@ class Workload:
         # from a random stream of their own, so that the workload without them is unchanged
         self.large_tables: list[TableState] = []
         self.large_steps: list[L.Step] = []
-        if large_values:
-            large_tables, self.large_steps = L.script(Random(f"{seed}:large"), large_values)
+        if large_values or large_values_inserted:
+            large_tables, self.large_steps = L.script(Random(f"{seed}:large"), large_values, large_values_inserted)
             self.large_tables = [TableState(T.TableSpec(tv, lambda n: (n,), 0.0), cap) for tv in large_tables]
 
     @property
