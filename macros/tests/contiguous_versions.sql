@@ -1,9 +1,11 @@
 {% test contiguous_versions(model, key_columns, order_by='change_order') %}
+    {#- with valid_to_current set (cdc_table_options), an open version's valid_to is that date -#}
+    {%- set valid_to = 'if(is_current, null, valid_to)' if cdc_table_options().sets_valid_to_current else 'valid_to' %}
     with ordered as (
         select
             {{ key_columns | join(', ') }},
             valid_from,
-            valid_to,
+            {{ valid_to }} as valid_to,
             closed_by_delete,
             lead(valid_from) over (
                 partition by {{ key_columns | join(', ') }} order by {{ order_by }}
