@@ -1,6 +1,61 @@
+-- Every format's changes in one shape, after the project's table filter, their column names
+-- folded to lower case where the source compares them case-insensitively (var cdc_column_case,
+-- docs/table_options.md "Column-name case").
+
 with unioned as (
 
-    {{ union_staged('changes') }}
+    {{ union_staged_changes() }}
+
+),
+
+filtered as (
+
+    select
+        *,
+        {{ column_case_folds('source_system', 'source_dialect') | indent(8) }} as folds_case
+    from unioned
+    where {{ cdc_table_included('database_name', 'table_name') }}
+
+),
+
+folded as (
+
+    -- Names fold in every place a change holds them. The row key depends on names where the key
+    -- has several columns (sorted by name) or none (the image's hash): a row whose key columns or
+    -- key image have an upper-case name is keyed again from the folded names; any other keeps
+    -- the key it was staged with (the same text).
+    select
+        {{ canonical_columns('staged_changes', relation='filtered', values={
+            'key_columns': 'if(folds_case, ' ~ fold_column_names('key_columns') ~ ', key_columns)',
+            'primary_key': 'if(folds_case, ' ~ fold_column_map('primary_key') ~ ', primary_key)',
+            'before': 'if(folds_case, ' ~ fold_column_map('before') ~ ', before)',
+            'after': 'if(folds_case, ' ~ fold_column_map('after') ~ ', after)',
+            'unavailable_columns': 'if(folds_case, ' ~ fold_column_names('unavailable_columns')
+                ~ ', unavailable_columns)',
+            'column_types': 'if(folds_case, ' ~ fold_column_map('column_types') ~ ', column_types)',
+        }) | indent(8) }},
+        coalesce(
+            folds_case and (
+                {{ names_fold('filtered.key_columns') }}
+                or {{ names_fold(
+                    "map_keys(case when filtered.op = 'd' then filtered.before else filtered.after end)"
+                ) }}
+            ),
+            false
+        ) as is_rekeyed
+    from filtered
+
+),
+
+rekeyed as (
+
+    select
+        {{ canonical_columns('staged_changes', relation='folded', values={
+            'row_key': 'case when is_rekeyed then '
+                ~ row_identity("(case when op = 'd' then before else after end)", 'key_columns')
+                ~ ' else row_key end',
+        }) | indent(8) }}
+    from folded
 
 ),
 
@@ -11,8 +66,7 @@ included as (
         size(key_columns) = 0 as is_keyless,
         -- an update is keyed by its after image; its before image may name another row
         case when op = 'u' then {{ row_identity('before', 'key_columns') }} end as before_row_key
-    from unioned
-    where {{ cdc_table_included('database_name', 'table_name') }}
+    from rekeyed
 
 ),
 

@@ -55,6 +55,8 @@ final as (
 
     select
         'canal_flat' as source_format,
+        -- the source database's kind: MySQL (int_changes_unioned folds its column names' case)
+        'mysql' as source_dialect,
         {{ topic_source_system('kafka_topic') }} as source_system,
         msg.database as database_name,
         msg.`table` as table_name,

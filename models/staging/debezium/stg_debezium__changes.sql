@@ -49,6 +49,9 @@ final as (
 
     select
         'debezium' as source_format,
+        -- the source database's kind: the connector (mysql, mariadb, postgresql, ...); dtle names
+        -- none and captures MySQL. int_changes_unioned folds MySQL's and MariaDB's column names' case.
+        coalesce(lower(msg.source.connector), 'mysql') as source_dialect,
         source_system,
         database_name,
         table_name,

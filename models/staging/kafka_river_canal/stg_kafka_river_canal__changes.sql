@@ -41,6 +41,8 @@ final as (
 
     select
         'kafka_river_canal' as source_format,
+        -- the source database's kind: MySQL (int_changes_unioned folds its column names' case)
+        'mysql' as source_dialect,
         source_system,
         database_name,
         table_name,

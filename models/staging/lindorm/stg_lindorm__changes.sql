@@ -23,6 +23,8 @@ final as (
 
     select
         'lindorm' as source_format,
+        -- the source database's kind (int_changes_unioned keeps Lindorm's column names as sent)
+        'lindorm' as source_dialect,
         source_system,
         database_name,
         table_name,

@@ -50,6 +50,8 @@ final as (
 
     select
         'tencent_dts' as source_format,
+        -- the source database's kind: MySQL (int_changes_unioned folds its column names' case)
+        'mysql' as source_dialect,
         source_system,
         database_name,
         table_name,

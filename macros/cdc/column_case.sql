@@ -1,0 +1,79 @@
+{% macro cdc_column_case() %}
+    {%- set modes = ['auto', 'fold', 'keep'] -%}
+    {%- set configured = var('cdc_column_case', 'auto') -%}
+    {%- set configured = 'auto' if configured is none else configured -%}
+    {%- if configured is string -%}
+        {%- if configured not in modes -%}
+            {{ exceptions.raise_compiler_error(
+                "cdc_column_case must be one of " ~ modes | join(', ')
+                ~ " or a mapping of source_system patterns to them, got '" ~ configured ~ "'") }}
+        {%- endif -%}
+        {{ return({'default': configured, 'entries': []}) }}
+    {%- endif -%}
+    {%- if configured is not mapping -%}
+        {{ exceptions.raise_compiler_error(
+            "cdc_column_case must be one of " ~ modes | join(', ')
+            ~ " or a mapping of source_system patterns to them, got " ~ configured) }}
+    {%- endif -%}
+    {%- set entries = [] -%}
+    {%- for pattern, mode in configured.items() -%}
+        {%- if pattern is not string or not pattern -%}
+            {{ exceptions.raise_compiler_error(
+                "cdc_column_case: each key must be a non-empty source_system pattern, got " ~ pattern) }}
+        {%- endif -%}
+        {%- if mode not in modes -%}
+            {{ exceptions.raise_compiler_error(
+                "cdc_column_case['" ~ pattern ~ "']: the mode must be one of " ~ modes | join(', ')
+                ~ ", got " ~ mode) }}
+        {%- endif -%}
+        {%- do entries.append({'pattern': pattern, 'mode': mode}) -%}
+    {%- endfor -%}
+    {{ return({'default': 'auto', 'entries': entries}) }}
+{% endmacro %}
+
+{% macro column_case_folds(source_system, source_dialect) %}
+    {%- set settings = cdc_column_case() -%}
+    {%- set by_mode = {
+        'fold': 'true',
+        'keep': 'false',
+        'auto': "coalesce(" ~ source_dialect ~ " in ('mysql', 'mariadb'), false)",
+    } -%}
+    {%- if not settings.entries -%}
+        {{ return(by_mode[settings.default]) }}
+    {%- endif -%}
+    {%- set lines = ['case'] -%}
+    {%- for entry in settings.entries -%}
+        {%- do lines.append('    when coalesce(' ~ source_system ~ ", '') rlike "
+            ~ sql_string_literal('^(?:' ~ entry.pattern ~ ')$') ~ ' then ' ~ by_mode[entry.mode]) -%}
+    {%- endfor -%}
+    {%- do lines.append('    else ' ~ by_mode[settings.default]) -%}
+    {%- do lines.append('end') -%}
+    {{ return(lines | join('\n')) }}
+{% endmacro %}
+
+{% macro fold_column_names(names) %}
+    {{- return('array_distinct(transform(' ~ names ~ ', cc_name -> lower(cc_name)))') -}}
+{% endmacro %}
+
+{% macro fold_column_map(image) %}
+    {%- set folded_names = 'array_distinct(transform(map_keys(' ~ image ~ '), cc_name -> lower(cc_name)))' -%}
+    {%- set sql -%}
+        case
+            when {{ image }} is null then null
+            when size({{ folded_names }}) = size({{ image }})
+                then transform_keys({{ image }}, (cc_name, cc_value) -> lower(cc_name))
+            else map_from_arrays(
+                {{ folded_names }},
+                transform(
+                    {{ folded_names }},
+                    cc_folded -> {{ image }}[array_max(filter(map_keys({{ image }}), cc_name -> lower(cc_name) = cc_folded))]
+                )
+            )
+        end
+    {%- endset -%}
+    {{- return(sql) -}}
+{% endmacro %}
+
+{% macro names_fold(names) %}
+    {{- return('exists(' ~ names ~ ', cc_name -> cc_name != lower(cc_name))') -}}
+{% endmacro %}
