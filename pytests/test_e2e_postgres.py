@@ -250,8 +250,9 @@ def run_round(state: E2E, round_no: int, steps: list) -> None:
     state.timings[f"round {round_no}: consume"] = time.monotonic() - started
     started = time.monotonic()
     try:
-        # no typed per-table views: the PostgreSQL tables have none, the demo's would build empty
-        state.lake.build(typed_tables=False)
+        # no typed per-table views: the PostgreSQL tables have none, the demo's would build empty;
+        # nor the monitoring models no check reads (each with its tests)
+        state.lake.build(typed_tables=False, exclude=["cdc_lag", "cdc_consumer_lag", "cdc_verification"])
         state.build_failure = None
     except DbtFailure as failure:
         state.build_failure = str(failure)
@@ -486,31 +487,38 @@ def compare_history(state: E2E, variant: Variant, table: str) -> list[str]:
 
 
 def kafka_records(bootstrap: str, prefix: str) -> dict[str, tuple[int, int, int]]:
-    """Per topic of a connector: (records, tombstones, TRUNCATEs) in Kafka now, read from the broker."""
+    """Per topic of a connector: (records, tombstones, TRUNCATEs) in Kafka now, read from the broker:
+    every topic's records up to its end offset, all topics assigned at once (one by one, each
+    assignment's first fetch made the reading take seconds a topic)."""
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient
 
     names = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "cdc-lake-count", "enable.auto.commit": False})
-    counts = {}
     try:
-        for topic in sorted(t for t in names if t.startswith(f"{prefix}.")):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-            consumer.assign([TopicPartition(topic, 0, low)])
-            tombstones = truncates = 0
-            for _ in range(high - low):
-                message = consumer.poll(10)
-                if message is None:
-                    raise AssertionError(f"{topic}: fewer records than its end offset {high}")
-                if message.value() is None:
-                    tombstones += 1
-                else:
-                    value = json.loads(message.value())
-                    truncates += value.get("payload", value).get("op") == "t"
-            counts[topic] = (high - low, tombstones, truncates)
+        ends = {topic: consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+                for topic in sorted(t for t in names if t.startswith(f"{prefix}."))}
+        counts = {topic: [high - low, 0, 0] for topic, (low, high) in ends.items()}
+        left = {topic: high - low for topic, (low, high) in ends.items() if high > low}
+        consumer.assign([TopicPartition(topic, 0, ends[topic][0]) for topic in left])
+        while left:
+            message = consumer.poll(10)
+            if message is None:
+                raise AssertionError(f"fewer records than their end offsets: {left} not read")
+            topic = message.topic()
+            if message.error() or topic not in left or message.offset() >= ends[topic][1]:
+                continue
+            if message.value() is None:
+                counts[topic][1] += 1
+            else:
+                value = json.loads(message.value())
+                counts[topic][2] += value.get("payload", value).get("op") == "t"
+            left[topic] -= 1
+            if not left[topic]:
+                del left[topic]
     finally:
         consumer.close()
-    return counts
+    return {topic: (records, tombstones, truncates) for topic, (records, tombstones, truncates) in counts.items()}
 
 
 def compare_reconciliation(state: E2E, variant: Variant) -> list[str]:
