@@ -61,6 +61,9 @@ TABLES = ["types", "orders", "events_nokey", "truncated", "sync_marker"]
 # Canal renders TIMESTAMP in its JVM's zone: not UTC, so the conversion is exercised
 CANAL_TIME_ZONE = "Asia/Shanghai"
 BUILD_VARS = json.dumps({"source_time_zone": CANAL_TIME_ZONE})
+# what a round's build leaves out: the typed views of the demo's shop tables (the project's own,
+# empty here) and the monitoring models no check reads (each with its tests)
+NOT_COMPARED = ["marts.tables.shop__*", "cdc_lag", "cdc_consumer_lag", "cdc_verification"]
 
 
 def with_id(row: list[str], key: int) -> list[str]:
@@ -208,7 +211,7 @@ def run_round(state: CanalE2E, round_no: int, transactions: list[Transaction]) -
     state.timings[f"round {round_no}: consume"] = time.monotonic() - started
     started = time.monotonic()
     try:
-        state.lake.build("--vars", BUILD_VARS)
+        state.lake.build("--vars", BUILD_VARS, exclude=NOT_COMPARED)
     except DbtFailure as failure:
         state.build_failure = str(failure)
     state.timings[f"round {round_no}: dbt build"] = time.monotonic() - started
