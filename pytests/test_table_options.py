@@ -134,3 +134,25 @@ def test_options_are_checked_when_the_project_parses():
         message = parse_error(options)
         assert expected in message, message
         assert f"cdc_table_options['{next(iter(options))}']" in message, message
+
+
+@pytest.mark.integration
+def test_valid_to_current_passes_the_history_data_tests(built: Lake):
+    """Last (it rewrites the module's history): with valid_to_current for shop.customers, a full
+    refresh of cdc_history gives its open versions that valid_to, the other tables' open versions
+    none, and the history's data tests (one open version per key, contiguous versions) pass on
+    cdc_history and on the typed history view."""
+    options = {r"shop\.customers": {"track_history_except": ["updated_at"], "valid_to_current": "9999-12-31"}}
+    vars_ = ("--vars", json.dumps({"cdc_table_options": options}))
+    built.build("--select", "cdc_history", "shop__customers_history", "--full-refresh", *vars_)
+    rows = built.rows(
+        "select table_name, valid_to is null as open_null, count(*) as n from {schema}.cdc_history "
+        "where is_current group by table_name, valid_to is null"
+    )
+    customers = [r for r in rows if r["table_name"] == "customers"]
+    assert customers and all(not r["open_null"] for r in customers), rows
+    assert all(r["open_null"] for r in rows if r["table_name"] != "customers"), rows
+    assert built.rows(
+        "select count(*) as n from {schema}.cdc_history where is_current and table_name = 'customers' "
+        "and valid_to != timestamp'9999-12-31'"
+    )[0]["n"] == 0
