@@ -18,6 +18,7 @@ from typing import Any
 from cdc_lake.formats import FORMATS
 from cdc_lake.generator import large
 from cdc_lake.generator import tables as T
+from cdc_lake.generator.column_case import Respeller
 from cdc_lake.generator.encoders import ENCODERS, Encoder
 from cdc_lake.generator.encoders.base import PARTITIONS
 from cdc_lake.generator.encoders.debezium import EMBEDDED_ENGINE_TABLES
@@ -80,7 +81,9 @@ FORMAT_NOTES: dict[str, dict[str, Any]] = {
 
 
 # options a summary names only when given
-OPTIONAL_IN_SUMMARY = ("large_values", "large_values_inserted", "snapshot_after_gap", "track_history_except")
+OPTIONAL_IN_SUMMARY = (
+    "large_values", "large_values_inserted", "snapshot_after_gap", "track_history_except", "mixed_case_columns",
+)
 
 @dataclass
 class Options:
@@ -103,6 +106,9 @@ class Options:
     # `<database>.<table>` -> columns the lake's history does not track (cdc_table_options'
     # track_history_except): the truth's history updates a version in place on their changes alone
     track_history_except: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # `<database>.<table>`s whose column names the records spell in mixed case, by transaction
+    # (generator.column_case); the truth keeps the declared lower-case names
+    mixed_case_columns: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if self.changes < 1:
@@ -123,6 +129,8 @@ class Options:
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown or not self.formats:
             raise ValueError(f"--formats: choose from {', '.join(FORMATS)} (got {', '.join(unknown) or 'none'})")
+        if self.snapshot_after_gap and self.mixed_case_columns:
+            raise ValueError("mixed_case_columns does not apply to --snapshot-after-gap")
         if self.snapshot_after_gap and tuple(self.formats) != ("debezium",):
             raise ValueError("--snapshot-after-gap writes Debezium's records only: give --formats debezium")
 
@@ -230,6 +238,7 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
 
     wl = Workload(opts.seed, opts.changes, truth if truth is not None else _NoTruth(), opts.large_values,
                   opts.track_history_except, opts.large_values_inserted)
+    respeller = Respeller(frozenset(opts.mixed_case_columns)) if opts.mixed_case_columns else None
     gap = None
     if opts.snapshot_after_gap:
         [debezium] = encoders
@@ -250,6 +259,8 @@ def _produce(opts: Options, formats: tuple[str, ...], with_truth: bool, report: 
             gap.deliver(event)
             gap.after(done / opts.changes)
         elif isinstance(event, Transaction):
+            if respeller is not None:
+                event = respeller.transaction(event)
             for enc in encoders:
                 if FORMAT_NOTES[enc.fmt]["ddl"]:
                     enc.transaction(event)
