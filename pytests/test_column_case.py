@@ -17,7 +17,7 @@ import pytest
 
 from cdc_lake.generator.runner import Options, generate
 from cdc_lake.testing.harness import Lake
-from cdc_lake.testing.truth import SEED, Truth, actual_history, none_first
+from cdc_lake.testing.truth import SEED, Truth, actual_history, build_in_batches, none_first
 
 FORMATS = ("canal_flat", "debezium")
 BATCHES = 2
@@ -41,13 +41,7 @@ def truth(workload: Path) -> Truth:
 
 @pytest.fixture(scope="module")
 def built(lake: Lake, workload: Path) -> Lake:
-    for batch in range(1, BATCHES + 1):
-        for fmt in FORMATS:
-            for path in sorted(workload.glob(f"{fmt}-{batch}.jsonl")):
-                report = lake.land(fmt, path)
-                assert not report.bad_lines, report.bad_lines[:3]
-        lake.build(data_tests=batch == BATCHES)
-    return lake
+    return build_in_batches(lake, workload, BATCHES)
 
 
 def test_the_records_spell_the_names_in_mixed_case(workload: Path):

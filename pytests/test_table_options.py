@@ -20,7 +20,7 @@ import pytest
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.generator.runner import Options, generate
 from cdc_lake.testing.harness import Lake, invoke_dbt
-from cdc_lake.testing.truth import SEED, Truth, actual_history, none_first
+from cdc_lake.testing.truth import SEED, Truth, actual_history, build_in_batches, none_first
 
 FORMAT = "debezium"
 BATCHES = 3
@@ -47,12 +47,7 @@ def truth(workload: Path) -> Truth:
 @pytest.fixture(scope="module")
 def built(lake: Lake, workload: Path) -> Lake:
     """The three batches, each landed and built incrementally; the data tests run on the last build."""
-    for batch in range(1, BATCHES + 1):
-        for path in sorted(workload.glob(f"{FORMAT}-{batch}.jsonl")):
-            report = lake.land(FORMAT, path)
-            assert not report.bad_lines, report.bad_lines[:3]
-        lake.build(*VARS, data_tests=batch == BATCHES)
-    return lake
+    return build_in_batches(lake, workload, BATCHES, *VARS)
 
 
 def touches(truth: Truth) -> int:

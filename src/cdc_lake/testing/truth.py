@@ -141,6 +141,15 @@ def land_all(lake: Lake, out: Path, batch: int | None = None) -> None:
             assert not report.bad_lines, report.bad_lines[:3]
 
 
+def build_in_batches(lake: Lake, out: Path, batches: int, *build_args: str) -> Lake:
+    """Each batch of the workload in `out` landed (every format it holds) and built incrementally
+    (`dbt build` with `build_args`); the data tests run on the last build."""
+    for batch in range(1, batches + 1):
+        land_all(lake, out, batch)
+        lake.build(*build_args, data_tests=batch == batches)
+    return lake
+
+
 def check_against_truth(lake: Lake, truth: Truth) -> None:
     for fmt in FORMATS:
         assert actual_current(lake, truth, fmt) == truth.expected_current(fmt), fmt
