@@ -38,17 +38,13 @@
         'keep': 'false',
         'auto': "coalesce(" ~ source_dialect ~ " in ('mysql', 'mariadb'), false)",
     } -%}
-    {%- if not settings.entries -%}
-        {{ return(by_mode[settings.default]) }}
-    {%- endif -%}
-    {%- set lines = ['case'] -%}
+    {%- set branches = [] -%}
     {%- for entry in settings.entries -%}
-        {%- do lines.append('    when coalesce(' ~ source_system ~ ", '') rlike "
-            ~ sql_string_literal('^(?:' ~ entry.pattern ~ ')$') ~ ' then ' ~ by_mode[entry.mode]) -%}
+        {%- do branches.append(by_mode[entry.mode]) -%}
     {%- endfor -%}
-    {%- do lines.append('    else ' ~ by_mode[settings.default]) -%}
-    {%- do lines.append('end') -%}
-    {{ return(lines | join('\n')) }}
+    {{ return(first_matching_pattern(
+        "coalesce(" ~ source_system ~ ", '')", settings.entries | map(attribute='pattern') | list,
+        branches, by_mode[settings.default])) }}
 {% endmacro %}
 
 {% macro fold_column_names(names) %}
