@@ -51,18 +51,23 @@
     {{- return('array_distinct(transform(' ~ names ~ ', cc_name -> lower(cc_name)))') -}}
 {% endmacro %}
 
-{% macro fold_column_map(image) %}
-    {%- set folded_names = 'array_distinct(transform(map_keys(' ~ image ~ '), cc_name -> lower(cc_name)))' -%}
+{% macro fold_column_map(image, folds) %}
+    {#- one entry per name: a name repeated in the message (duplicate JSON keys) keeps its last value -#}
+    {%- set name = 'if(' ~ folds ~ ', lower(cc_name), cc_name)' -%}
+    {%- set names = 'array_distinct(transform(map_keys(' ~ image ~ '), cc_name -> ' ~ name ~ '))' -%}
     {%- set sql -%}
         case
             when {{ image }} is null then null
-            when size({{ folded_names }}) = size({{ image }})
-                then transform_keys({{ image }}, (cc_name, cc_value) -> lower(cc_name))
+            when size({{ names }}) = size({{ image }})
+                then if({{ folds }}, transform_keys({{ image }}, (cc_name, cc_value) -> lower(cc_name)), {{ image }})
             else map_from_arrays(
-                {{ folded_names }},
+                {{ names }},
                 transform(
-                    {{ folded_names }},
-                    cc_folded -> {{ image }}[array_max(filter(map_keys({{ image }}), cc_name -> lower(cc_name) = cc_folded))]
+                    {{ names }},
+                    cc_folded -> element_at(filter(
+                        map_entries({{ image }}),
+                        cc_entry -> cc_entry.key = array_max(filter(map_keys({{ image }}), cc_name -> {{ name }} = cc_folded))
+                    ), -1).value
                 )
             )
         end

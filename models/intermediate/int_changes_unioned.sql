@@ -20,19 +20,20 @@ filtered as (
 
 folded as (
 
-    -- Names fold in every place a change holds them. The row key depends on names where the key
+    -- Names fold in every place a change holds them, and a name a message repeats keeps its last
+    -- value (in every format, folded or not). The row key depends on names where the key
     -- has several columns (sorted by name) or none (the image's hash): a row whose key columns or
     -- key image have an upper-case name is keyed again from the folded names; any other keeps
     -- the key it was staged with (the same text).
     select
         {{ canonical_columns('staged_changes', relation='filtered', values={
             'key_columns': 'if(folds_case, ' ~ fold_column_names('key_columns') ~ ', key_columns)',
-            'primary_key': 'if(folds_case, ' ~ fold_column_map('primary_key') ~ ', primary_key)',
-            'before': 'if(folds_case, ' ~ fold_column_map('before') ~ ', before)',
-            'after': 'if(folds_case, ' ~ fold_column_map('after') ~ ', after)',
+            'primary_key': fold_column_map('primary_key', 'folds_case'),
+            'before': fold_column_map('before', 'folds_case'),
+            'after': fold_column_map('after', 'folds_case'),
             'unavailable_columns': 'if(folds_case, ' ~ fold_column_names('unavailable_columns')
                 ~ ', unavailable_columns)',
-            'column_types': 'if(folds_case, ' ~ fold_column_map('column_types') ~ ', column_types)',
+            'column_types': fold_column_map('column_types', 'folds_case'),
         }) | indent(8) }},
         coalesce(
             folds_case and (
