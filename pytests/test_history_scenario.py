@@ -18,6 +18,9 @@ import pytest
 
 from cdc_lake.testing.harness import Lake, land_messages
 
+# batches with a build after each, in the integration target's batched lake (docs/testing.md)
+pytestmark = pytest.mark.integration
+
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 TYPES = {"id": "int(11)", "v": "varchar(32)"}
 

@@ -25,6 +25,9 @@ import pytest
 
 from cdc_lake.testing.harness import Lake, kcat_lines
 
+# batches with a build after each, in the integration target's batched lake (docs/testing.md)
+pytestmark = pytest.mark.integration
+
 TOPIC_PREFIX = "pgsrc"  # topics pgsrc.<schema>.<table>, as Debezium names them
 DATABASE = "appdb"
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms

@@ -26,6 +26,9 @@ import pytest
 from cdc_lake.testing.harness import Lake
 from cdc_lake.testing.truth import Truth, check_against_truth, generate, land_all, read_jsonl
 
+# batches with a build after each, in the integration target's batched lake (docs/testing.md)
+pytestmark = pytest.mark.integration
+
 BATCHES = 4
 _workloads = tempfile.TemporaryDirectory(prefix="cdc_lake_snapshot_gap_")
 

@@ -19,6 +19,9 @@ import pytest
 
 from cdc_lake.testing.harness import Lake, land_messages
 
+# batches with a build after each, in the integration target's batched lake (docs/testing.md)
+pytestmark = pytest.mark.integration
+
 T0 = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC, in ms
 # a database and topic of its own: the scenario lands beside the other batched scenarios'
 # (conftest `batched_lake`), one build after each batch
