@@ -4,6 +4,9 @@
             "cdc_expire_snapshots: orphan_older_than_hours must be at least 24 (Iceberg's limit: younger "
             ~ "files may belong to a commit in flight)") }}
     {%- endif %}
+    {%- if var('cdc_raw_retention_days', none) is not none %}
+        {%- do cdc_raw_retention() %}
+    {%- endif %}
     {%- set now = run_query("select cast(current_timestamp() as string)").columns[0].values()[0] %}
     {%- set expire_before = cdc_hours_before(now, older_than_hours) %}
     {%- set orphans_before = cdc_hours_before(now, orphan_older_than_hours) %}

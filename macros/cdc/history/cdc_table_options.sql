@@ -1,5 +1,5 @@
 {% macro cdc_table_options() %}
-    {%- set known = ['track_history', 'track_history_except', 'valid_to_current'] -%}
+    {%- set known = ['track_history', 'track_history_except', 'valid_to_current', 'exclude_columns', 'hash_columns'] -%}
     {%- set timestamp_text = '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?)?$' -%}
     {%- set configured = var('cdc_table_options', {}) or {} -%}
     {%- if configured is not mapping -%}
@@ -32,7 +32,8 @@
             {{ exceptions.raise_compiler_error(
                 where ~ ": set track_history or track_history_except, not both") }}
         {%- endif -%}
-        {%- for option in ['track_history', 'track_history_except'] if option in options -%}
+        {%- for option in ['track_history', 'track_history_except', 'exclude_columns', 'hash_columns']
+               if option in options -%}
             {%- set columns = options[option] -%}
             {%- if columns is string or columns is mapping or columns is not iterable -%}
                 {{ exceptions.raise_compiler_error(
@@ -47,6 +48,11 @@
                     where ~ ": option 'track_history' must name at least one column") }}
             {%- endif -%}
         {%- endfor -%}
+        {%- for column in options.get('exclude_columns') or []
+               if column | lower in (options.get('hash_columns') or []) | map('lower') | list -%}
+            {{ exceptions.raise_compiler_error(
+                where ~ ": column '" ~ column ~ "' is in both exclude_columns and hash_columns; list it in one") }}
+        {%- endfor -%}
         {%- set valid_to = options.get('valid_to_current') -%}
         {%- if valid_to is not none and (valid_to is not string or not modules.re.match(timestamp_text, valid_to)) -%}
             {{ exceptions.raise_compiler_error(
@@ -58,6 +64,8 @@
             'track_history': options.get('track_history'),
             'track_history_except': options.get('track_history_except'),
             'valid_to_current': valid_to if 'valid_to_current' in options else global_valid_to,
+            'exclude_columns': (options.get('exclude_columns') or []) | map('lower') | list,
+            'hash_columns': (options.get('hash_columns') or []) | map('lower') | list,
         }) -%}
     {%- endfor -%}
     {{ return({
@@ -67,5 +75,7 @@
         'valid_to_current': global_valid_to,
         'sets_valid_to_current': global_valid_to is not none
             or entries | rejectattr('valid_to_current', 'none') | list | length > 0,
+        'protects_columns': entries | selectattr('exclude_columns') | list | length > 0
+            or entries | selectattr('hash_columns') | list | length > 0,
     }) }}
 {% endmacro %}

@@ -16,12 +16,12 @@ rows as (
         messages.message_in_record,
         messages.msg,
         r.row_index,
-        r.data_row as raw_data,
-        messages.msg.old[r.row_index] as raw_old,
+        r.data_row as sent_data,
+        messages.msg.old[r.row_index] as sent_old,
         {{ canonical_mysql_image('r.data_row', 'messages.msg.mysqlType',
-            time_zone=topic_time_zone('messages.kafka_topic')) }} as row_data,
+            time_zone=topic_time_zone('messages.kafka_topic')) }} as decoded_data,
         {{ canonical_mysql_image('messages.msg.old[r.row_index]', 'messages.msg.mysqlType',
-            time_zone=topic_time_zone('messages.kafka_topic')) }} as row_old,
+            time_zone=topic_time_zone('messages.kafka_topic')) }} as decoded_old,
         {{ table_key_columns('messages.msg.pkNames', 'messages.msg.database', 'messages.msg.`table`') }} as key_columns,
         case upper(messages.msg.type)
             when 'INSERT' then 'c'
@@ -31,6 +31,22 @@ rows as (
         end as op
     from messages
         lateral view posexplode(messages.msg.data) r as row_index, data_row
+
+),
+
+protected as (
+
+    -- the table's excluded and hashed columns (var cdc_table_options), before anything is derived
+    -- from the images: the values as sent too, which the change id reads
+    {%- set db, tbl = 'msg.database', 'msg.`table`' %}
+    select
+        *,
+        {{ protected_columns('sent_data', database_name=db, table_name=tbl) }} as raw_data,
+        {{ protected_columns('sent_old', database_name=db, table_name=tbl) }} as raw_old,
+        {{ protected_columns('decoded_data', database_name=db, table_name=tbl) }} as row_data,
+        {{ protected_columns('decoded_old', database_name=db, table_name=tbl) }} as row_old,
+        {{ protected_columns('msg.mysqlType', of='types', database_name=db, table_name=tbl) }} as column_types
+    from rows {{ cdc_hash_secret_join() }}
 
 ),
 
@@ -47,7 +63,7 @@ images as (
             when op = 'd' then row_data
         end as before_image,
         case when op != 'd' then row_data end as after_image
-    from rows
+    from protected
 
 ),
 
@@ -68,7 +84,7 @@ final as (
         after_image as after,
         -- the format sends every value of its images
         cast(array() as array<string>) as unavailable_columns,
-        msg.mysqlType as column_types,
+        column_types,
         timestamp_millis(msg.es) as commit_ts,
         timestamp_millis(msg.ts) as capture_ts,
         {{ change_order(['msg.es', 'msg.id', 'kafka_partition', 'kafka_offset', 'message_in_record',

@@ -6,6 +6,18 @@ with messages as (
 
 ),
 
+protected as (
+
+    -- the table's excluded and hashed columns (var cdc_table_options), before anything is derived
+    -- from the images
+    select
+        *,
+        {{ protected_columns('before_image') }} as protected_before,
+        {{ protected_columns('after_image') }} as protected_after
+    from messages {{ cdc_hash_secret_join() }}
+
+),
+
 positioned as (
 
     select
@@ -15,8 +27,8 @@ positioned as (
         -- the commit time: Debezium's source.ts_ms, dtle's source.ts_sec; snapshot rows (0) and
         -- dtle DML (ts_sec 0) fall back to the time the tool read the row (payload ts_ms)
         coalesce(nullif(msg.source.ts_ms, 0), nullif(msg.source.ts_sec, 0) * 1000, msg.ts_ms) as commit_ms,
-        case when op = 'd' then before_image else after_image end as key_image
-    from messages
+        case when op = 'd' then protected_before else protected_after end as key_image
+    from protected
 
 ),
 
@@ -37,8 +49,8 @@ identified as (
                 then to_json(struct(
                     msg.ts_ms,
                     msg.source.ts_ms,
-                    array_sort(map_entries(before_image)) as before_image,
-                    array_sort(map_entries(after_image)) as after_image
+                    array_sort(map_entries(protected_before)) as before_image,
+                    array_sort(map_entries(protected_after)) as after_image
                 ))
         end as content_identity
     from positioned
@@ -59,10 +71,10 @@ final as (
         key_columns,
         {{ row_identity('key_image', 'key_columns') }} as row_key,
         map_filter(key_image, (k, v) -> array_contains(key_columns, k)) as primary_key,
-        case when op in ('u', 'd') then before_image end as before,
-        case when op != 'd' then after_image end as after,
-        unavailable_columns,
-        column_types,
+        case when op in ('u', 'd') then protected_before end as before,
+        case when op != 'd' then protected_after end as after,
+        {{ protected_columns('unavailable_columns', of='names') }} as unavailable_columns,
+        {{ protected_columns('column_types', of='types') }} as column_types,
         timestamp_millis(commit_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,
         {{ change_order(['coalesce(binlog_file_number, commit_lsn)', 'coalesce(msg.source.pos, msg.source.lsn)',

@@ -11,10 +11,22 @@ images as (
     select
         *,
         {{ canonical_mysql_image('row_values', 'column_types',
-            time_zone=topic_time_zone('kafka_topic')) }} as row_image,
+            time_zone=topic_time_zone('kafka_topic')) }} as decoded_row,
         {{ canonical_mysql_image('old_values', 'column_types',
-            time_zone=topic_time_zone('kafka_topic')) }} as old_image
+            time_zone=topic_time_zone('kafka_topic')) }} as decoded_old
     from messages
+
+),
+
+protected as (
+
+    -- the table's excluded and hashed columns (var cdc_table_options), before anything is derived
+    -- from the images
+    select
+        *,
+        {{ protected_columns('decoded_row') }} as row_image,
+        {{ protected_columns('decoded_old') }} as old_image
+    from images {{ cdc_hash_secret_join() }}
 
 ),
 
@@ -33,7 +45,7 @@ changes as (
         case when op != 'd' then row_image end as after_image,
         {{ topic_source_system('kafka_topic') }} as source_system,
         {{ row_identity('row_image', 'key_columns') }} as row_key_text
-    from images
+    from protected
 
 ),
 
@@ -54,7 +66,7 @@ final as (
         after_image as after,
         -- the format sends every value of its images
         cast(array() as array<string>) as unavailable_columns,
-        column_types,
+        {{ protected_columns('column_types', of='types') }} as column_types,
         timestamp_millis(msg.time) as commit_ts,
         timestamp_millis(msg.canalTime) as capture_ts,
         {{ change_order(['binlog_file_no', 'binlog_pos', '0', 'msg.time',

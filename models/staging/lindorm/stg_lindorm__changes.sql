@@ -6,16 +6,28 @@ with messages as (
 
 ),
 
+protected as (
+
+    -- the table's excluded and hashed columns (var cdc_table_options), before anything is derived
+    -- from the images
+    select
+        *,
+        {{ protected_columns('before_image') }} as protected_before,
+        {{ protected_columns('after_image') }} as protected_after
+    from messages {{ cdc_hash_secret_join() }}
+
+),
+
 keyed as (
 
     select
         *,
-        case when op = 'd' then before_image else after_image end as key_image,
-        case when op in ('u', 'd') then before_image end as before,
-        case when op != 'd' then after_image end as after,
+        case when op = 'd' then protected_before else protected_after end as key_image,
+        case when op in ('u', 'd') then protected_before end as before,
+        case when op != 'd' then protected_after end as after,
         -- the Lindorm cluster; a record that does not name it stands for its topic
         coalesce(msg.source.db, {{ topic_source_system('kafka_topic') }}) as source_system
-    from messages
+    from protected
 
 ),
 
@@ -36,7 +48,7 @@ final as (
         after,
         -- the format sends every value of its images
         cast(array() as array<string>) as unavailable_columns,
-        column_types,
+        {{ protected_columns('column_types', of='types') }} as column_types,
         timestamp_millis(msg.source.ts_ms) as commit_ts,
         timestamp_millis(msg.ts_ms) as capture_ts,
         {{ change_order(['msg.source.ts_ms', 'kafka_partition', 'kafka_offset']) }} as change_order,

@@ -11,10 +11,22 @@ images as (
     select
         *,
         {{ canonical_mysql_image('old_values', 'column_types', binary_encoding='hex',
-            time_zone=topic_time_zone('kafka_topic')) }} as old_image,
+            time_zone=topic_time_zone('kafka_topic')) }} as decoded_old,
         {{ canonical_mysql_image('new_values', 'column_types', binary_encoding='hex',
-            time_zone=topic_time_zone('kafka_topic')) }} as new_image
+            time_zone=topic_time_zone('kafka_topic')) }} as decoded_new
     from messages
+
+),
+
+protected as (
+
+    -- the table's excluded and hashed columns (var cdc_table_options), before anything is derived
+    -- from the images
+    select
+        *,
+        {{ protected_columns('decoded_old') }} as old_image,
+        {{ protected_columns('decoded_new') }} as new_image
+    from images {{ cdc_hash_secret_join() }}
 
 ),
 
@@ -33,7 +45,7 @@ changes as (
         case when op != 'd' then new_image end as after_image,
         case when op = 'd' then old_image else new_image end as key_image,
         coalesce(msg.serverId, {{ topic_source_system('kafka_topic') }}) as source_system
-    from images
+    from protected
 
 ),
 
@@ -63,7 +75,7 @@ final as (
         after_image as after,
         -- the format sends every value of its images
         cast(array() as array<string>) as unavailable_columns,
-        column_types,
+        {{ protected_columns('column_types', of='types') }} as column_types,
         timestamp_seconds(msg.timestamp) as commit_ts,
         timestamp_millis(msg.readerTimestamp) as capture_ts,
         {{ change_order(['binlog_file_no', 'binlog_pos', 'record_id', 'msg.timestamp',
