@@ -227,6 +227,18 @@ def test_no_model_holds_an_email(built: Lake, emails: set[str]):
     assert sorted((r["column_name"], r["spark_type"]) for r in types) == [("id", "string"), ("name", "string")]
 
 
+def test_a_missing_secret_fails_the_query(built: Lake):
+    """Never a hash with an empty key: without the secret, reading a staging view fails and says
+    which variable to set (here the tests-only var gives an empty secret)."""
+    result = built.dbt(
+        "show", "--select", "stg_canal_flat__changes", "--vars",
+        json.dumps({"cdc_table_options": TABLE_OPTIONS, "cdc_hash_secret_for_tests": ""}),
+        expect_success=False,
+    )
+    assert not result.success
+    assert "CDC_LAKE_HASH_SECRET is not set" in str(result.exception or result.result), result
+
+
 def test_a_changed_option_is_warned_about(built: Lake):
     """The build cache keeps the options the change log was first built under; a build under
     other exclude_columns or hash_columns warns that the stored changes keep their values and
