@@ -20,7 +20,6 @@ import hashlib
 import hmac
 import json
 import os
-import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ import pytest
 
 from cdc_lake.env import PROJECT_DIR
 from cdc_lake.generator.runner import Options, generate
-from cdc_lake.testing.harness import Lake, invoke_dbt
+from cdc_lake.testing.harness import Lake, invoke_dbt, table_options_parse_error
 from cdc_lake.testing.truth import (
     KEYLESS,
     SEED,
@@ -341,20 +340,10 @@ def test_raw_retention_leaves_no_clear_value_in_the_warehouse(built: Lake, email
     )[0]["n"] == 0
 
 
-def parse_error(options: object) -> str:
-    """The message of the error `dbt parse` gives with `cdc_table_options: options` ('' if none)."""
-    with tempfile.TemporaryDirectory(prefix="cdc_lake_parse_") as target:
-        result = invoke_dbt(
-            PROJECT_DIR,
-            ["parse", "--target-path", target, "--no-partial-parse", "--vars",
-             json.dumps({"cdc_table_options": options})],
-            expect_success=False,
-        )
-    return "" if result.success else str(result.exception)
 
 
 def test_the_options_are_checked_when_the_project_parses():
-    assert parse_error(TABLE_OPTIONS) == ""
+    assert table_options_parse_error(TABLE_OPTIONS) == ""
     cases = {
         "unknown option 'hash_column'": {r"shop\.customers": {"hash_column": ["name"]}},
         "option 'exclude_columns' must be a list of column names": {r"shop\.customers": {"exclude_columns": "email"}},
@@ -364,6 +353,6 @@ def test_the_options_are_checked_when_the_project_parses():
         },
     }
     for expected, options in cases.items():
-        message = parse_error(options)
+        message = table_options_parse_error(options)
         assert expected in message, message
         assert f"cdc_table_options['{next(iter(options))}']" in message, message

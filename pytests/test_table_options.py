@@ -12,14 +12,12 @@ then a full refresh must give the same tables. The parse checks need no lake.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from cdc_lake.env import PROJECT_DIR
 from cdc_lake.generator.runner import Options, generate
-from cdc_lake.testing.harness import Lake, invoke_dbt
+from cdc_lake.testing.harness import Lake, table_options_parse_error
 from cdc_lake.testing.truth import SEED, Truth, actual_history, build_in_batches, none_first
 
 FORMAT = "debezium"
@@ -100,21 +98,11 @@ def test_full_refresh_gives_the_same_tables(built: Lake):
         assert built.every_column(table) == rows, table
 
 
-def parse_error(options: object) -> str:
-    """The message of the error `dbt parse` gives with `cdc_table_options: options` ('' if none)."""
-    with tempfile.TemporaryDirectory(prefix="cdc_lake_parse_") as target:
-        result = invoke_dbt(
-            PROJECT_DIR,
-            ["parse", "--target-path", target, "--no-partial-parse", "--vars",
-             json.dumps({"cdc_table_options": options})],
-            expect_success=False,
-        )
-    return "" if result.success else str(result.exception)
 
 
 def test_options_are_checked_when_the_project_parses():
     """A wrong setting fails the parse with an error naming the table pattern and the option."""
-    assert parse_error(TABLE_OPTIONS) == ""
+    assert table_options_parse_error(TABLE_OPTIONS) == ""
     cases = {
         "unknown option 'track_histroy'": {r"shop\.customers": {"track_histroy": ["updated_at"]}},
         "set track_history or track_history_except, not both": {
@@ -126,7 +114,7 @@ def test_options_are_checked_when_the_project_parses():
         "option 'valid_to_current' must be a timestamp text": {r"shop\..*": {"valid_to_current": "tomorrow"}},
     }
     for expected, options in cases.items():
-        message = parse_error(options)
+        message = table_options_parse_error(options)
         assert expected in message, message
         assert f"cdc_table_options['{next(iter(options))}']" in message, message
 

@@ -73,6 +73,19 @@ def invoke_dbt(
     return result
 
 
+
+def table_options_parse_error(options: object) -> str:
+    """The message of the error `dbt parse` gives with `cdc_table_options: options` ('' if none);
+    in a target folder of its own, the project's left as it is."""
+    with tempfile.TemporaryDirectory(prefix="cdc_lake_parse_") as target:
+        result = invoke_dbt(
+            PROJECT_DIR,
+            ["parse", "--target-path", target, "--no-partial-parse",
+             "--vars", json.dumps({"cdc_table_options": options})],
+            expect_success=False,
+        )
+    return "" if result.success else str(result.exception)
+
 # The typed per-table models that `cdc-lake add-table` writes (`<database>__<table>_current` and
 # `_history` in models/marts/tables), as a dbt selector: not the folder's column views beside them.
 TYPED_TABLES = "marts.tables.*__*"
