@@ -10,11 +10,11 @@
     {%- endif %}
     {%- set now = run_query("select cast(current_timestamp() as string)").columns[0].values()[0] %}
     {%- set cutoff = "timestamp '" ~ cdc_hours_before(now, days * 24) ~ "'" %}
-    {%- set changelog = _cdc_model_relation('cdc_changelog') %}
+    {%- set rejects = _cdc_model_relation('cdc_rejected_messages') %}
     {%- set marks = {
-        'dml': _cdc_landing_marks(changelog),
+        'dml': _cdc_landing_marks(_cdc_model_relation('cdc_changelog')),
         'ddl': _cdc_landing_marks(_cdc_model_relation('cdc_schema_changes')),
-        'rejected': _cdc_landing_marks(_cdc_model_relation('cdc_rejected_messages')),
+        'rejected': _cdc_landing_marks(rejects),
     } %}
     {%- set register = raw_schema() ~ '.cdc_set_aside_records' %}
     {%- set has_register = run_query("show tables in " ~ raw_schema() ~ " like 'cdc_set_aside_records'") | length > 0 %}
@@ -35,7 +35,7 @@
                     {%- endfor %}
                 )
             {%- endset %}
-            {%- set staged = _cdc_count_where(base, read_by_all) %}
+            {%- set staged = cdc_count(base ~ ' where ' ~ read_by_all) %}
             {%- if staged > 0 %}
                 {%- do run_query('delete from ' ~ base ~ ' where ' ~ read_by_all) %}
                 {%- do written.append(base | string) %}
@@ -53,7 +53,7 @@
                             and staged.landing_seq = raw.landing_seq
                 where raw.landed_at < {{ cutoff }} and raw.landing_seq <= {{ base_read }}
             {%- endset %}
-            {%- set records = run_query('select count(*) from (' ~ gone ~ ') as gone').columns[0].values()[0] | int %}
+            {%- set records = cdc_count('(' ~ gone ~ ') as gone') %}
             {%- if records > 0 %}
                 {%- do run_query(
                     'merge into ' ~ raw ~ ' as raw using (' ~ gone ~ ') as gone'
@@ -65,7 +65,7 @@
             {%- if has_register %}
                 {%- set set_aside = "source_format = '" ~ fmt ~ "' and landed_at < " ~ cutoff
                     ~ " and landing_seq <= " ~ base_read %}
-                {%- if _cdc_count_where(register, set_aside) > 0 %}
+                {%- if cdc_count(register ~ ' where ' ~ set_aside) > 0 %}
                     {%- do run_query('delete from ' ~ register ~ ' where ' ~ set_aside) %}
                     {%- do written.append(register) %}
                 {%- endif %}
@@ -74,10 +74,9 @@
                    ~ ' staged messages landed before ' ~ cutoff ~ ' removed', info=true) }}
         {%- endif %}
     {%- endfor %}
-    {%- set rejects = _cdc_model_relation('cdc_rejected_messages') %}
     {%- if rejects is not none %}
         {%- set cleared = 'landed_at < ' ~ cutoff ~ ' and raw_value is not null' %}
-        {%- set rejected = _cdc_count_where(rejects, cleared) %}
+        {%- set rejected = cdc_count(rejects ~ ' where ' ~ cleared) %}
         {%- if rejected > 0 %}
             {%- do run_query('update ' ~ rejects ~ ' set raw_value = null where ' ~ cleared) %}
             {%- do written.append(rejects | string) %}
@@ -119,19 +118,15 @@
     {{ return(marks) }}
 {% endmacro %}
 
-{% macro _cdc_count_where(relation, condition) %}
-    {{ return(run_query('select count(*) from ' ~ relation ~ ' where ' ~ condition).columns[0].values()[0] | int) }}
-{% endmacro %}
-
 {% macro _cdc_landing_in_flight(table) %}
     {#- a landing stages its snapshot (write-audit-publish) and publishes it under a new id: a
         staged snapshot not yet published must not be expired under it (one older than an hour
         was given up) -#}
-    {%- set staged = run_query(
-        "select count(*) from " ~ table ~ ".snapshots as staged where staged.summary['wap.id'] is not null"
+    {%- set staged = cdc_count(
+        table ~ ".snapshots as staged where staged.summary['wap.id'] is not null"
         ~ " and coalesce(cast(staged.summary['added-records'] as bigint), 0) > 0"
         ~ " and staged.committed_at > current_timestamp() - interval 1 hour"
         ~ " and not exists (select 1 from " ~ table ~ ".snapshots as published"
         ~ " where published.summary['published-wap-id'] = staged.summary['wap.id'])") %}
-    {{ return(staged.columns[0].values()[0] | int > 0) }}
+    {{ return(staged > 0) }}
 {% endmacro %}
