@@ -93,9 +93,10 @@ cluster-stop: $(STAMP)
 cluster-status: $(STAMP)
 	$(BIN)/cdc-lake cluster status
 
-# `make bench`'s code end to end at 600 changes in one Spark session (speed not checked).
+# `make bench`'s code end to end at 600 changes in one Spark session (speed not checked), and the
+# schedule-scale bench's (marker bench_tools: about 4 minutes, left out of CI's integration run).
 test-tools: $(STAMP)
-	$(BIN)/python -m pytest -ra -m bench pytests/test_bench_smoke.py
+	$(BIN)/python -m pytest -ra -m "bench or bench_tools" pytests/test_bench_smoke.py || [ $$? -eq 5 ]
 
 # The generated dbt docs site opened in headless Chromium (Debian's `chromium`): a model page and
 # the lineage graph. It builds test_analyst's lake first (its fixtures).
