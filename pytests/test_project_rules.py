@@ -172,15 +172,20 @@ def test_the_raw_table_ddl_agrees_in_python_and_the_hook(manifest):
     assert words(found.group(2)) == words(RAW_TABLE_PROPERTIES)
 
 
-@pytest.mark.parametrize("table", ["verification_results", "cdc_set_aside_records"])
+@pytest.mark.parametrize("table", ["verification_results", "cdc_set_aside_records", "cdc_schema_acceptances"])
 def test_the_ddl_of_the_raw_schemas_other_tables_agrees_in_python_and_the_hook(manifest, table):
-    """`cdc-lake verify` creates verification_results (cdc_lake.verify.run.RESULTS_COLUMNS) and
-    `cdc-lake set-aside` cdc_set_aside_records (cdc_lake.set_aside.SET_ASIDE_COLUMNS) unless the
-    hook did first, for the models that read them; both must create the same table."""
+    """`cdc-lake verify` creates verification_results (cdc_lake.verify.run.RESULTS_COLUMNS),
+    `cdc-lake set-aside` cdc_set_aside_records (cdc_lake.set_aside.SET_ASIDE_COLUMNS) and
+    `cdc-lake accept-schema` cdc_schema_acceptances (cdc_lake.schema_acceptance.ACCEPTANCES_COLUMNS)
+    unless the hook did first, for the models that read them; both must create the same table."""
+    from cdc_lake.schema_acceptance import ACCEPTANCES_COLUMNS
     from cdc_lake.set_aside import SET_ASIDE_COLUMNS
     from cdc_lake.verify.run import RESULTS_COLUMNS
 
-    columns = {"verification_results": RESULTS_COLUMNS, "cdc_set_aside_records": SET_ASIDE_COLUMNS}[table]
+    columns = {
+        "verification_results": RESULTS_COLUMNS, "cdc_set_aside_records": SET_ASIDE_COLUMNS,
+        "cdc_schema_acceptances": ACCEPTANCES_COLUMNS,
+    }[table]
     macro = manifest["macros"]["macro.cdc_lake.create_raw_tables"]["macro_sql"]
     start = macro.index(f'".{table} ("')
     statement = macro[start : macro.index(") -%}", start)]

@@ -1,5 +1,6 @@
 """Per-table options of cdc_history (issue 79; docs/table_options.md): `track_history_except`
-through the simulator, and the checks dbt makes of var `cdc_table_options` when it parses.
+and `schema_changes: fail` through the simulator, and the checks dbt makes of var
+`cdc_table_options` when it parses.
 
 The simulator plays a workload whose `shop.customers` updates touch `updated_at` alone in about
 half its updates (generator option `track_history_except`) and computes the history the lake must
@@ -7,23 +8,36 @@ keep under that option: such a touch updates the open version in place. The work
 three batches (out of order, with duplicates) with an incremental build after each, in a lake of
 its own (the option changes cdc_history for shop.customers, which other modules' lakes hold too);
 then a full refresh must give the same tables. The parse checks need no lake.
+
+`shop.orders` is in mode `fail`: the workload's `ALTER TABLE shop.orders ADD COLUMN coupon_code`
+comes half-way, so the second build holds its changes from the ALTER on (rejects with the
+reason, none in the change log or the typed view); `cdc-lake accept-schema shop.orders` releases
+them before the third batch lands, whose build takes them in with it: the history then equals
+the truth, as above.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from cdc_lake.cli import main as cdc_lake_main
+from cdc_lake.env import PROJECT_DIR
 from cdc_lake.generator.runner import Options, generate
+from cdc_lake.schema_acceptance import acceptances_table, hold_prefix
 from cdc_lake.testing.harness import Lake, table_options_parse_error
-from cdc_lake.testing.truth import SEED, Truth, actual_history, build_in_batches, none_first
+from cdc_lake.testing.truth import SEED, Truth, actual_history, land_all, none_first
 
 FORMAT = "debezium"
 BATCHES = 3
 UNTRACKED = {"shop.customers": ("updated_at",)}
-TABLE_OPTIONS = {r"shop\.customers": {"track_history_except": ["updated_at"]}}
+TABLE_OPTIONS = {
+    r"shop\.customers": {"track_history_except": ["updated_at"]},
+    r"shop\.orders": {"schema_changes": "fail"},
+}
 VARS = ("--vars", json.dumps({"cdc_table_options": TABLE_OPTIONS}))
 
 
@@ -43,9 +57,62 @@ def truth(workload: Path) -> Truth:
 
 
 @pytest.fixture(scope="module")
-def built(lake: Lake, workload: Path) -> Lake:
-    """The three batches, each landed and built incrementally; the data tests run on the last build."""
-    return build_in_batches(lake, workload, BATCHES, *VARS)
+def held(lake: Lake, workload: Path) -> dict:
+    """The first two batches, each landed and built incrementally (shop.orders is held from its
+    ALTER on, in the second); what the lake shows then."""
+    for batch in range(1, BATCHES):
+        land_all(lake, workload, batch)
+        lake.build(*VARS, data_tests=False)
+    return {
+        "rejects": lake.rows(
+            "select source_format, kafka_topic, kafka_partition, kafka_offset, landing_seq, raw_value, reject_reason "
+            f"from {{schema}}.cdc_rejected_messages where startswith(reject_reason, '{hold_prefix('shop', 'orders')}')"
+        ),
+        "logged": lake.rows(
+            "select change_order, array_contains(map_keys(coalesce(after, before)), 'coupon_code') as has_coupon "
+            "from {schema}.cdc_changelog where database_name = 'shop' and table_name = 'orders'"
+        ),
+        "alter": lake.rows(
+            "select change_order from {schema}.cdc_schema_changes "
+            "where database_name = 'shop' and table_name = 'orders' and ddl_type = 'ALTER'"
+        ),
+        "typed_columns": set(lake.spark.table(f"{lake.schema}.shop__orders_current").columns),
+    }
+
+
+@pytest.fixture(scope="module")
+def built(lake: Lake, workload: Path, held: dict) -> Lake:
+    """shop.orders' schema change accepted (`cdc-lake accept-schema`), then the last batch landed
+    and built with the data tests: the held records enter the lake with it."""
+    assert cdc_lake_main(["accept-schema", "shop.orders"]) == 0
+    land_all(lake, workload, BATCHES)
+    lake.build(*VARS)
+    return lake
+
+
+@pytest.mark.integration
+def test_fail_holds_the_table_from_its_alter_until_accepted(held: dict, built: Lake):
+    """Before the acceptance: shop.orders' changes from the ALTER on are rejects (a reason naming
+    the new column and the command; Kafka coordinates and the value as landed), the change log
+    holds none of them and no coupon_code, the typed view has no such column. After it: no such
+    reject is left, the register names the column, and the typed view has it."""
+    [alter] = held["alter"]
+    assert held["rejects"], "no record held"
+    assert all(r["raw_value"] and r["kafka_offset"] is not None for r in held["rejects"])
+    assert any("new columns coupon_code" in r["reject_reason"] for r in held["rejects"]), held["rejects"][:2]
+    assert all("cdc-lake accept-schema shop.orders" in r["reject_reason"] for r in held["rejects"])
+    assert held["logged"] and not any(r["has_coupon"] for r in held["logged"])
+    assert all(r["change_order"] < alter["change_order"] for r in held["logged"])
+    assert "coupon_code" not in held["typed_columns"]
+    assert built.rows(
+        f"select count(*) as n from {{schema}}.cdc_rejected_messages "
+        f"where startswith(reject_reason, '{hold_prefix('shop', 'orders')}')"
+    )[0]["n"] == 0
+    accepted = built.rows(f"select accepted_columns, released_records from {acceptances_table()}")
+    assert [(a["accepted_columns"], a["released_records"]) for a in accepted] == [
+        (["coupon_code"], len(held["rejects"]))
+    ]
+    assert "coupon_code" in set(built.spark.table(f"{built.schema}.shop__orders_current").columns)
 
 
 def touches(truth: Truth) -> int:
@@ -112,11 +179,23 @@ def test_options_are_checked_when_the_project_parses():
             r"shop\.customers": {"track_history_except": "updated_at"},
         },
         "option 'valid_to_current' must be a timestamp text": {r"shop\..*": {"valid_to_current": "tomorrow"}},
+        "option 'schema_changes' must be one of evolve, ignore_new_columns, fail, got stop": {
+            r"shop\.orders": {"schema_changes": "stop"},
+        },
     }
     for expected, options in cases.items():
         message = table_options_parse_error(options)
         assert expected in message, message
         assert f"cdc_table_options['{next(iter(options))}']" in message, message
+
+
+def test_the_hold_reason_starts_as_accept_schema_looks_for_it():
+    """`cdc-lake accept-schema` finds a table's held records by the start of their reason
+    (hold_prefix); the macro that writes the reason spells it the same way."""
+    macro = (PROJECT_DIR / "macros" / "cdc" / "schema_changes" / "schema_change_screen.sql").read_text()
+    written = re.search(r"concat\(\s*'(schema change of )', database_name, '\.', table_name, '( not accepted)", macro)
+    assert written, "the reason's text is not where this test looks for it"
+    assert hold_prefix("shop", "orders") == f"{written.group(1)}shop.orders{written.group(2)}"
 
 
 @pytest.mark.integration

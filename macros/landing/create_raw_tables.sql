@@ -31,6 +31,14 @@
             ~ "kafka_timestamp timestamp, landed_at timestamp not null, kafka_value string, "
             ~ "reason string not null, set_aside_at timestamp not null) using iceberg"
         ) -%}
+        {#- the schema changes `cdc-lake accept-schema` accepted (cdc_lake.schema_acceptance
+            creates the same table; test_project_rules checks that the two agree) -#}
+        {%- do run_query(
+            "create table if not exists " ~ raw_schema() ~ ".cdc_schema_acceptances ("
+            ~ "database_name string not null, table_name string not null, "
+            ~ "accepted_columns array<string> not null, accepted_schema_changes array<string> not null, "
+            ~ "released_records bigint not null, accepted_at timestamp not null) using iceberg"
+        ) -%}
         {%- do run_query(
             "create table if not exists " ~ raw_schema() ~ ".verification_results ("
             ~ "verification_id string not null, verified_at timestamp not null, source string not null, "

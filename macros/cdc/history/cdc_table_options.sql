@@ -1,5 +1,9 @@
 {% macro cdc_table_options() %}
-    {%- set known = ['track_history', 'track_history_except', 'valid_to_current', 'exclude_columns', 'hash_columns'] -%}
+    {%- set known = [
+        'track_history', 'track_history_except', 'valid_to_current', 'exclude_columns', 'hash_columns',
+        'schema_changes',
+    ] -%}
+    {%- set schema_change_modes = ['evolve', 'ignore_new_columns', 'fail'] -%}
     {%- set timestamp_text = '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?)?$' -%}
     {%- set configured = var('cdc_table_options', {}) or {} -%}
     {%- if configured is not mapping -%}
@@ -59,6 +63,12 @@
                 where ~ ": option 'valid_to_current' must be a timestamp text 'yyyy-MM-dd[ HH:mm:ss[.ffffff]]',"
                 ~ " got " ~ valid_to) }}
         {%- endif -%}
+        {%- set schema_changes = options.get('schema_changes', 'evolve') -%}
+        {%- if schema_changes not in schema_change_modes -%}
+            {{ exceptions.raise_compiler_error(
+                where ~ ": option 'schema_changes' must be one of " ~ schema_change_modes | join(', ')
+                ~ ", got " ~ schema_changes) }}
+        {%- endif -%}
         {%- do entries.append({
             'pattern': pattern,
             'track_history': options.get('track_history'),
@@ -66,6 +76,7 @@
             'valid_to_current': valid_to if 'valid_to_current' in options else global_valid_to,
             'exclude_columns': (options.get('exclude_columns') or []) | map('lower') | list,
             'hash_columns': (options.get('hash_columns') or []) | map('lower') | list,
+            'schema_changes': schema_changes,
         }) -%}
     {%- endfor -%}
     {{ return({
@@ -77,5 +88,7 @@
             or entries | rejectattr('valid_to_current', 'none') | list | length > 0,
         'protects_columns': entries | selectattr('exclude_columns') | list | length > 0
             or entries | selectattr('hash_columns') | list | length > 0,
+        'screens_schema_changes': entries | rejectattr('schema_changes', 'equalto', 'evolve') | list | length > 0,
+        'holds_schema_changes': entries | selectattr('schema_changes', 'equalto', 'fail') | list | length > 0,
     }) }}
 {% endmacro %}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from cdc_lake.cli import (
+    accept_schema,
     add_table,
     add_tables,
     build,
@@ -32,7 +33,8 @@ from cdc_lake.cli.land import EXIT_BAD_LINES, EXIT_CONFLICTS, EXIT_WRONG_FORMAT
 __all__ = ["COMMANDS", "EXIT_BAD_LINES", "EXIT_CONFLICTS", "EXIT_WRONG_FORMAT", "build_parser", "main"]
 
 COMMANDS = (
-    land, unland, consume, build, set_aside, generate, add_table, add_tables, sql, metastore, verify, kafka, cluster
+    land, unland, consume, build, set_aside, accept_schema, generate, add_table, add_tables, sql, metastore, verify,
+    kafka, cluster,
 )
 
 
