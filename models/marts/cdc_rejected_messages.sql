@@ -14,6 +14,7 @@
 
 {#- option schema_changes fail (cdc_table_options): the records whose changes cdc_changelog held -#}
 {%- set options = cdc_table_options() %}
+{%- set held_window = schema_changelog_batch() if options.holds_schema_changes else none %}
 
 with new_rejects as (
 
@@ -36,7 +37,7 @@ held_batch as (
     from {{ ref('int_changes_unioned') }}
     where
         {{ schema_change_mode(options) | indent(8) }} = 'fail'
-        and {{ schema_changelog_batch() }}
+        and {{ held_window['changes'] }}
 
 ),
 
@@ -77,7 +78,7 @@ held as (
                 landing_seq,
                 kafka_value
             from {{ source('cdc_raw', 'raw_' ~ fmt) }}
-            where {{ schema_changelog_batch(fmt) }}
+            where {{ held_window['raw'][fmt] }}
             {%- if not loop.last %}
             union all
             {%- endif %}
