@@ -5,16 +5,23 @@
         {%- set relation = adapter.get_relation(node.database, node.schema, node.identifier or node.alias) %}
         {%- if relation is not none %}
             {%- set name = relation.schema ~ '.' ~ relation.identifier %}
-            {%- set files_before = cdc_count(name ~ '.files') %}
-            {%- do run_query(cdc_rewrite_data_files_sql(name, "'min-input-files', '2', 'delete-file-threshold', '1'")) %}
-            {#- Delete files whose data files were all rewritten are left dangling, and Iceberg's
-                rewrite_position_delete_files fails on tables with map columns (the images). The
-                pass above judged danglingness before its own rewrite; a second, whole-table pass
-                sees the deletes dangling and drops them. -#}
-            {%- if cdc_count(name ~ '.delete_files') > 0 %}
-                {%- do run_query(cdc_rewrite_data_files_sql(name, "'rewrite-all', 'true'")) %}
+            {%- set before = run_query('select count(*), count_if(content <> 0) from ' ~ name ~ '.files').rows[0] %}
+            {%- set files_before, deletes_before = before[0] | int, before[1] | int %}
+            {%- set files_after = files_before %}
+            {#- One data file and no delete file: a rewrite (at least two input files) would change
+                nothing, so the table costs this one count. -#}
+            {%- if files_before > 1 or deletes_before > 0 %}
+                {%- do run_query(cdc_rewrite_data_files_sql(name, "'min-input-files', '2', 'delete-file-threshold', '1'")) %}
+                {#- Delete files whose data files were all rewritten are left dangling, and Iceberg's
+                    rewrite_position_delete_files fails on tables with map columns (the images). The
+                    pass above judged danglingness before its own rewrite; a second, whole-table pass
+                    sees the deletes dangling and drops them. -#}
+                {%- if deletes_before > 0 and cdc_count(name ~ '.delete_files') > 0 %}
+                    {%- do run_query(cdc_rewrite_data_files_sql(name, "'rewrite-all', 'true'")) %}
+                {%- endif %}
+                {%- set files_after = cdc_count(name ~ '.files') %}
             {%- endif %}
-            {{ log(name ~ ': ' ~ files_before ~ ' data and delete files, now ' ~ cdc_count(name ~ '.files'), info=true) }}
+            {{ log(name ~ ': ' ~ files_before ~ ' data and delete files, now ' ~ files_after, info=true) }}
         {%- endif %}
     {%- endfor %}
 {% endmacro %}

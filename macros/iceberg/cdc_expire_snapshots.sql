@@ -12,14 +12,19 @@
     {%- set orphans_before = cdc_hours_before(now, orphan_older_than_hours) %}
     {%- for name in cdc_iceberg_tables() %}
         {%- set snapshots_before = cdc_count(name ~ '.snapshots') %}
-        {%- set expired = run_query(
-            "call spark_catalog.system.expire_snapshots(table => '" ~ name ~ "', older_than => timestamp '"
-            ~ expire_before ~ "', retain_last => " ~ retain_last ~ ")") %}
+        {%- set expired_files, snapshots_after = 0, snapshots_before %}
+        {#- A table with at most retain_last snapshots has none to expire; its orphan files are
+            still looked for (a killed write leaves them whatever the snapshot count). -#}
+        {%- if snapshots_before > retain_last | int %}
+            {%- set expired = run_query(
+                "call spark_catalog.system.expire_snapshots(table => '" ~ name ~ "', older_than => timestamp '"
+                ~ expire_before ~ "', retain_last => " ~ retain_last ~ ")") %}
+            {%- set expired_files, snapshots_after = expired.rows[0] | map('int') | sum, cdc_count(name ~ '.snapshots') %}
+        {%- endif %}
         {%- set orphans = run_query(
             "call spark_catalog.system.remove_orphan_files(table => '" ~ name ~ "', older_than => timestamp '"
             ~ orphans_before ~ "')") %}
-        {{ log(name ~ ': ' ~ snapshots_before ~ ' snapshots, now ' ~ cdc_count(name ~ '.snapshots') ~ '; '
-               ~ (expired.rows[0] | map('int') | sum)
+        {{ log(name ~ ': ' ~ snapshots_before ~ ' snapshots, now ' ~ snapshots_after ~ '; ' ~ expired_files
                ~ ' files of expired snapshots and ' ~ (orphans.rows | length) ~ ' orphan files removed', info=true) }}
     {%- endfor %}
 {% endmacro %}
