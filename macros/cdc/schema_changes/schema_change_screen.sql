@@ -23,7 +23,8 @@ schema_stored as (
         min(logged.change_order) as first_order
     from {{ stored }} as logged
         lateral view explode(map_keys(coalesce(logged.after, logged.before))) logged_columns as column_name
-    where {{ schema_change_mode(options, 'logged.database_name', 'logged.table_name') | indent(8) }} != 'evolve'
+    where
+        {{ schema_change_mode(options, 'logged.database_name', 'logged.table_name') | indent(8) }} != 'evolve'
     group by logged.source_system, logged.database_name, logged.table_name
     {%- endif %}
 
@@ -64,7 +65,8 @@ schema_known as (
 
 schema_ddl as (
 
-    -- per source system and table in mode fail: its ALTER / RENAME TABLE statements, in order
+    -- per source system and table in mode fail: its ALTER / RENAME TABLE statements that no
+    -- acceptance names, in order
     {%- if not options.holds_schema_changes %}
     select
         cast(null as string) as source_system,
@@ -84,8 +86,13 @@ schema_ddl as (
             'ddl_statement', ddl.ddl_statement
         ))) as statements
     from {{ ref('cdc_schema_changes') }} as ddl
+        left join schema_known as known
+            on
+                ddl.database_name = known.database_name
+                and ddl.table_name = known.table_name
     where
         ddl.ddl_type in ('ALTER', 'RENAME')
+        and not coalesce(array_contains(known.accepted_schema_changes, ddl.schema_change_id), false)
         and {{ schema_change_mode(options, 'ddl.database_name', 'ddl.table_name') | indent(8) }} = 'fail'
     group by ddl.source_system, ddl.database_name, ddl.table_name
     {%- endif %}
@@ -114,19 +121,17 @@ schema_moded as (
 schema_columns as (
 
     -- the accepted columns: those of the table's stored changes (else, a table new to the change
-    -- log, those of its first change here) and the accepted ones; and the first DDL statement after
-    -- the table's first change that no acceptance names. Null for a table in mode evolve.
+    -- log, those of its first change here) and the accepted ones (null in mode evolve); and the
+    -- first DDL statement not accepted after the table's first change
     select
         moded.*,
         case when moded.schema_mode != 'evolve' then array_distinct(concat(
             coalesce(known.stored_columns, moded.batch_first_columns),
             coalesce(known.accepted_columns, {{ empty }})
         )) end as accepted_columns,
-        try_element_at(filter(
-            ddl.statements,
-            d -> d.change_order > least(moded.batch_first_order, stored.first_order)
-                and not array_contains(coalesce(known.accepted_schema_changes, {{ empty }}), d.schema_change_id)
-        ), 1) as held_statement
+        try_element_at(
+            filter(ddl.statements, d -> d.change_order > least(moded.batch_first_order, stored.first_order)), 1
+        ) as held_statement
     from schema_moded as moded
         left join schema_known as known
             on
