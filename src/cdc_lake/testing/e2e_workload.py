@@ -11,7 +11,8 @@ varbinary, blob, enum, set, json, geometry; NULL in every column; non-ASCII text
 updates, deletes, primary-key changes, a composite key, a keyless table, multi-row statements,
 multi-statement transactions, a large transaction; rows that exist before the connector starts
 (the initial snapshot); ALTER TABLE add/drop/rename/modify column, TRUNCATE, DROP TABLE and
-re-create.
+re-create; and an ALTER TABLE ADD COLUMN on each of the two tables of SCHEMA_CHANGE_TABLES, whose
+option `schema_changes` the test sets (docs/table_options.md, "Schema changes").
 
 A row changes at most once per transaction: the lake keeps one version per change, the truth one
 state per committed transaction, and the two agree only so.
@@ -98,7 +99,11 @@ TABLE_COLUMNS = {
     "truncated": "id int primary key, v varchar(10)",
     "recreated": "id int primary key, v varchar(10)",
     "sync_marker": "id int primary key, round_no int",
+    "schema_ignored": "id int primary key, v varchar(10)",
+    "schema_held": "id int primary key, v varchar(10)",
 }
+# tables whose option schema_changes is not evolve, -> (mode, the column their ALTER TABLE adds)
+SCHEMA_CHANGE_TABLES = {"schema_ignored": ("ignore_new_columns", "extra"), "schema_held": ("fail", "extra")}
 
 
 def insert(table: str, rows: Iterable[list[str]]) -> str:
@@ -125,6 +130,8 @@ def snapshot_round() -> list[Transaction]:
             insert("truncated", [["1", "'a'"], ["2", "'b'"]]),
             insert("recreated", [["1", "'old'"], ["2", "'old'"]]),
         ], ["orders", "events_nokey", "truncated", "recreated"], label="snapshot rest"),
+        Transaction([insert(t, [["1", "'snap'"], ["2", "'snap'"]]) for t in SCHEMA_CHANGE_TABLES],
+                    list(SCHEMA_CHANGE_TABLES), label="snapshot schema-change tables"),
     ]
 
 
@@ -163,6 +170,14 @@ def streaming_round(large_rows: int) -> list[Transaction]:
         Transaction([f"update {db}.orders set quantity = quantity + 1 where order_id = 3"], ["orders"]),
         Transaction([f"truncate table {db}.truncated"], ["truncated"], ddl=True),
         Transaction([insert("truncated", [["2", "'after'"], ["3", "'after'"]])], ["truncated"]),
+        # a change, the ALTER TABLE, then changes that carry the new column, on each table of
+        # SCHEMA_CHANGE_TABLES
+        Transaction([f"update {db}.{t} set v = 'before' where id = 1" for t in SCHEMA_CHANGE_TABLES],
+                    list(SCHEMA_CHANGE_TABLES)),
+        *[Transaction([f"alter table {db}.{t} add column {c} int"], [t], ddl=True)
+          for t, (_, c) in SCHEMA_CHANGE_TABLES.items()],
+        *[Transaction([f"update {db}.{t} set v = 'after', {c} = 1 where id = 1", insert(t, [["3", "'new'", "3"]])],
+                      [t], label=f"{t}: new column") for t, (_, c) in SCHEMA_CHANGE_TABLES.items()],
         Transaction([f"drop table {db}.recreated"], ["recreated"], ddl=True),
         Transaction([f"create table {db}.recreated (id int primary key, v varchar(10), extra int)"],
                     ["recreated"], ddl=True),
@@ -198,6 +213,8 @@ def incremental_round() -> list[Transaction]:
         Transaction([insert("events_nokey", [["'click'", "1"], ["'click'", "1"]])], ["events_nokey"]),
         Transaction([f"delete from {db}.truncated where id = 2"], ["truncated"]),
         Transaction([f"update {db}.recreated set extra = 8 where id = 2"], ["recreated"]),
+        Transaction([f"update {db}.{t} set v = 'again', {c} = 2 where id = 2"
+                     for t, (_, c) in SCHEMA_CHANGE_TABLES.items()], list(SCHEMA_CHANGE_TABLES)),
     ]
 
 
