@@ -189,6 +189,12 @@ def test_options_are_checked_when_the_project_parses():
         assert f"cdc_table_options['{next(iter(options))}']" in message, message
 
 
+def test_accept_schema_names_a_table_as_database_dot_table(capsys):
+    """A name without its database is refused before Spark starts (exit 2)."""
+    assert cdc_lake_main(["accept-schema", "orders"]) == 2
+    assert "<database>.<table>" in capsys.readouterr().err
+
+
 def test_the_hold_reason_starts_as_accept_schema_looks_for_it():
     """`cdc-lake accept-schema` finds a table's held records by the start of their reason
     (hold_prefix); the macro that writes the reason spells it the same way."""
