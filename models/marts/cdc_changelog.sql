@@ -13,8 +13,8 @@
 {#- option schema_changes (cdc_table_options): ignore_new_columns and fail screen the batch against
     each table's accepted columns (macro schema_change_screen; docs/table_options.md) -#}
 {%- set screens = cdc_table_options().screens_schema_changes %}
--- what the screen reads (a unit test may set the option when the project's vars do not):
--- depends_on: {{ ref('cdc_schema_changes') }}, {{ source('cdc_raw', 'cdc_schema_acceptances') }}
+-- the register the screen reads (a unit test may set the option when the project's vars do not):
+-- depends_on: {{ source('cdc_raw', 'cdc_schema_acceptances') }}
 {%- set batch_filter = landed_since_last_build(
     ref('int_changes_unioned'), watermark, landed_in=staged_from('changes')
 ) %}

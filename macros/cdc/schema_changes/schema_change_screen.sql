@@ -85,7 +85,7 @@ schema_ddl as (
             'schema_change_id', ddl.schema_change_id,
             'ddl_statement', ddl.ddl_statement
         ))) as statements
-    from {{ ref('cdc_schema_changes') }} as ddl
+    from {{ schema_change_statements() }} as ddl
         left join schema_known as known
             on
                 ddl.database_name = known.database_name
