@@ -282,6 +282,15 @@ def as_executor(target: SparkSession | Executor) -> Executor:
     return target if isinstance(target, Executor) else SparkExecutor(target)
 
 
+def table_exists(executor: Executor, table: str) -> bool:
+    """Whether `table` (a qualified name) can be read, through any executor (local or Thrift)."""
+    try:
+        executor.query(f"select 1 from {table} limit 0")
+    except Exception:  # noqa: BLE001 - a table that is not there
+        return False
+    return True
+
+
 def ensure_raw_table(target: SparkSession | Executor, fmt: str) -> None:
     """Create the raw table of `fmt` if missing; bring one landed by an older version up to date
     (the columns added since, and the settings of RAW_TABLE_SETTINGS it lacks: `write.wap.enabled`

@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cdc_lake.formats import FORMATS
-from cdc_lake.landing import Executor, as_executor, landing_sequence, raw_schema, raw_table
+from cdc_lake.landing import Executor, as_executor, raw_schema, table_exists
+from cdc_lake.set_aside import reland
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 ACCEPTANCES_TABLE = "cdc_schema_acceptances"
@@ -104,7 +105,7 @@ def accept_schema(
             same = " and ".join(f"changes.{c} = held.{c}" for c in COORDINATES)
             known = qualified_name(model_schema, "cdc_source_columns")
             known_columns = (f" except select column_name from {known} where {where_table}"
-                             if _exists(executor, known) else "")
+                             if table_exists(executor, known) else "")
             found |= {str(row[0]) for row in executor.query(
                 "select distinct column_name from ("
                 "select explode(map_keys(coalesce(changes.after, changes.before))) as column_name "
@@ -116,7 +117,7 @@ def accept_schema(
         statements = sorted(str(row[0]) for row in executor.query(
             f"select schema_change_id from {qualified_name(model_schema, 'cdc_schema_changes')} "
             f"where {where_table} and ddl_type in ('ALTER', 'RENAME')"
-        )) if _exists(executor, qualified_name(model_schema, "cdc_schema_changes")) else []
+        )) if table_exists(executor, qualified_name(model_schema, "cdc_schema_changes")) else []
         accepted = Acceptance(database, table, sorted(found), statements, held)
         executor.execute(
             f"insert into {acceptances_table()} select {sql_string(database)}, {sql_string(table)}, "
@@ -138,14 +139,9 @@ def _release(executor: Executor, model_schema: str, rejects: str) -> None:
         if fmt not in FORMATS:
             continue
         chosen = f"(select * from {HELD_VIEW} where source_format = {sql_string(fmt)}) as held"
-        with landing_sequence() as landing_seq:
-            executor.execute(
-                f"merge into {raw_table(fmt)} as raw using {chosen} on {same.format(t='raw')} "
-                f"when matched then update set raw.landing_seq = {int(landing_seq)}, "
-                "raw.landed_at = current_timestamp()"
-            )
+        reland(executor, fmt, chosen, same.format(t="raw"))
         base = qualified_name(model_schema, f"base_{fmt}__messages")
-        if _exists(executor, base):
+        if table_exists(executor, base):
             executor.execute(
                 f"merge into {base} as staged using {chosen} on {same.format(t='staged')} "
                 "when matched then delete"
@@ -155,11 +151,3 @@ def _release(executor: Executor, model_schema: str, rejects: str) -> None:
         f"on {' and '.join(f'rejected.{c} = held.{c}' for c in COORDINATES)} "
         "when matched then delete"
     )
-
-
-def _exists(executor: Executor, table: str) -> bool:
-    try:
-        executor.query(f"select 1 from {table} limit 0")
-    except Exception:  # noqa: BLE001 - a table that is not there
-        return False
-    return True

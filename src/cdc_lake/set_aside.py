@@ -29,7 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cdc_lake.landing import RAW_COLUMNS, Executor, as_executor, landing_sequence, raw_schema, raw_table
+from cdc_lake.landing import (
+    RAW_COLUMNS,
+    Executor,
+    as_executor,
+    landing_sequence,
+    raw_schema,
+    raw_table,
+    table_exists,
+)
 from cdc_lake.sqltext import qualified_name, quote_identifier, sql_string
 
 SET_ASIDE_TABLE = "cdc_set_aside_records"
@@ -280,12 +288,8 @@ def release(target: Any, fmt: str, where: str = "true", rejects_table: str | Non
     count = int(executor.query(f"select count(*) from ({chosen})")[0][0])
     if not count:
         return 0
-    with landing_sequence() as landing_seq:
-        executor.execute(
-            f"merge into {raw_table(fmt)} as raw using ({chosen}) as aside on {_same_record('aside', 'raw')} "
-            f"when matched then update set raw.landing_seq = {int(landing_seq)}, raw.landed_at = current_timestamp()"
-        )
-    if rejects_table is not None and _exists(executor, rejects_table):
+    reland(executor, fmt, f"({chosen}) as aside", _same_record("aside", "raw"))
+    if rejects_table is not None and table_exists(executor, rejects_table):
         executor.execute(
             f"merge into {rejects_table} as rejected using ({chosen}) as aside "
             "on rejected.source_format = aside.source_format and rejected.kafka_topic = aside.kafka_topic "
@@ -296,9 +300,12 @@ def release(target: Any, fmt: str, where: str = "true", rejects_table: str | Non
     return count
 
 
-def _exists(executor: Executor, table: str) -> bool:
-    try:
-        executor.query(f"select 1 from {table} limit 0")
-    except Exception:  # noqa: BLE001 - a table that is not there
-        return False
-    return True
+def reland(executor: Executor, fmt: str, chosen: str, on: str) -> None:
+    """Give the raw records of `fmt` that `chosen` (an aliased relation) matches by `on` (against
+    `raw`) a new landing sequence, so the next build stages them again, as late changes when they
+    are changes: how set-aside records and records a schema change held come back."""
+    with landing_sequence() as landing_seq:
+        executor.execute(
+            f"merge into {raw_table(fmt)} as raw using {chosen} on {on} "
+            f"when matched then update set raw.landing_seq = {int(landing_seq)}, raw.landed_at = current_timestamp()"
+        )
